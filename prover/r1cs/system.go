@@ -1,0 +1,245 @@
+package r1cs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// A Mode says what a System keeps of the constraints it is given.
+type Mode uint8
+
+// The modes; they combine.
+const (
+	// Prove evaluates A, B and C of every constraint at the witness and
+	// checks A·B = C.
+	Prove Mode = 1 << iota
+	// Setup records the constraint matrices.
+	Setup
+)
+
+// A Matrix is one of A, B, C in compressed sparse rows: the terms of
+// constraint i are Terms[RowStart[i]:RowStart[i+1]].
+type Matrix struct {
+	RowStart []int
+	Terms    []Term
+}
+
+// Row returns the terms of constraint i.
+func (m *Matrix) Row(i int) []Term { return m.Terms[m.RowStart[i]:m.RowStart[i+1]] }
+
+// NumEntries returns the number of stored terms.
+func (m *Matrix) NumEntries() int { return len(m.Terms) }
+
+func (m *Matrix) appendRow(lc *LC) {
+	if len(m.RowStart) == 0 {
+		m.RowStart = append(m.RowStart, 0)
+	}
+	m.Terms = append(m.Terms, lc.Terms...)
+	m.RowStart = append(m.RowStart, len(m.Terms))
+}
+
+type frame struct {
+	name  string
+	index int // −1: no index
+}
+
+// An UnsatError reports the first constraint whose A·B ≠ C.
+type UnsatError struct {
+	Index      int    // constraint index, from 0
+	Annotation string // namespace path and constraint name
+}
+
+func (e *UnsatError) Error() string {
+	return fmt.Sprintf("constraint %d (%s) is not satisfied", e.Index, e.Annotation)
+}
+
+// A System is a rank-1 constraint system being synthesized.
+type System struct {
+	mode Mode
+
+	inputs []fr.Element // inputs[0] = 1
+	aux    []fr.Element
+
+	n int // constraints so far
+
+	// Prove mode: A, B, C evaluated at the witness, one per constraint.
+	a, b, c []fr.Element
+	unsat   *UnsatError
+
+	// Setup mode: the matrices.
+	ma, mb, mc Matrix
+
+	scratch [3]LC
+	path    []frame
+}
+
+// Sizes are capacity hints for a System; zero means grow as needed.
+type Sizes struct {
+	Constraints, Inputs, Aux int
+}
+
+// NewSystem returns an empty System in the given mode, holding only the
+// input One.
+func NewSystem(mode Mode, hint Sizes) *System {
+	cs := &System{mode: mode}
+	cs.inputs = make([]fr.Element, 1, max(1, hint.Inputs))
+	cs.inputs[0].SetOne()
+	cs.aux = make([]fr.Element, 0, hint.Aux)
+	if mode&Prove != 0 {
+		cs.a = make([]fr.Element, 0, hint.Constraints)
+		cs.b = make([]fr.Element, 0, hint.Constraints)
+		cs.c = make([]fr.Element, 0, hint.Constraints)
+	}
+	if mode&Setup != 0 {
+		for _, m := range []*Matrix{&cs.ma, &cs.mb, &cs.mc} {
+			m.RowStart = make([]int, 1, hint.Constraints+1)
+		}
+	}
+	return cs
+}
+
+// Mode returns the System's mode.
+func (cs *System) Mode() Mode { return cs.mode }
+
+// AllocInput adds a public input with the given value.
+func (cs *System) AllocInput(value *fr.Element) Variable {
+	cs.inputs = append(cs.inputs, *value)
+	return InputVariable(len(cs.inputs) - 1)
+}
+
+// Alloc adds a private (aux) variable with the given value.
+func (cs *System) Alloc(value *fr.Element) Variable {
+	cs.aux = append(cs.aux, *value)
+	return AuxVariable(len(cs.aux) - 1)
+}
+
+// AllocBit adds an aux variable whose value is 0 or 1. It does not constrain
+// it to be boolean; that is the gadget's job.
+func (cs *System) AllocBit(bit bool) Variable {
+	var v fr.Element
+	if bit {
+		v.SetOne()
+	}
+	cs.aux = append(cs.aux, v)
+	return AuxVariable(len(cs.aux) - 1)
+}
+
+// Value returns the witness value of v.
+func (cs *System) Value(v Variable) fr.Element {
+	if v.IsInput() {
+		return cs.inputs[v.Index()]
+	}
+	return cs.aux[v.Index()]
+}
+
+// Begin returns the System's three scratch combinations, emptied, for the
+// next Enforce. They stay valid until the next Begin.
+func (cs *System) Begin() (a, b, c *LC) {
+	for i := range cs.scratch {
+		cs.scratch[i].Reset()
+	}
+	return &cs.scratch[0], &cs.scratch[1], &cs.scratch[2]
+}
+
+// Enforce adds the constraint a·b = c, named name within the current
+// namespace. It neither keeps nor modifies a, b and c.
+func (cs *System) Enforce(name string, a, b, c *LC) {
+	if cs.mode&Prove != 0 {
+		va := evalTerms(a.Terms, cs.inputs, cs.aux)
+		vb := evalTerms(b.Terms, cs.inputs, cs.aux)
+		vc := evalTerms(c.Terms, cs.inputs, cs.aux)
+		if cs.unsat == nil {
+			var ab fr.Element
+			ab.Mul(&va, &vb)
+			if !ab.Equal(&vc) {
+				cs.unsat = &UnsatError{Index: cs.n, Annotation: cs.annotate(name)}
+			}
+		}
+		cs.a = append(cs.a, va)
+		cs.b = append(cs.b, vb)
+		cs.c = append(cs.c, vc)
+	}
+	if cs.mode&Setup != 0 {
+		cs.ma.appendRow(a)
+		cs.mb.appendRow(b)
+		cs.mc.appendRow(c)
+	}
+	cs.n++
+}
+
+// Push enters a namespace; index < 0 means the namespace has no index.
+// Names should be constants: nothing is formatted unless a constraint fails.
+func (cs *System) Push(name string, index int) { cs.path = append(cs.path, frame{name, index}) }
+
+// Pop leaves the innermost namespace.
+func (cs *System) Pop() { cs.path = cs.path[:len(cs.path)-1] }
+
+func (cs *System) annotate(name string) string {
+	var sb strings.Builder
+	for _, f := range cs.path {
+		sb.WriteString(f.name)
+		if f.index >= 0 {
+			sb.WriteByte('[')
+			sb.WriteString(strconv.Itoa(f.index))
+			sb.WriteByte(']')
+		}
+		sb.WriteByte('/')
+	}
+	sb.WriteString(name)
+	return sb.String()
+}
+
+// Err returns the first unsatisfied constraint as an *UnsatError, or nil.
+// Only a Prove-mode System checks satisfaction.
+func (cs *System) Err() error {
+	if cs.unsat == nil {
+		return nil
+	}
+	return cs.unsat
+}
+
+// NumConstraints returns the number of constraints enforced so far.
+func (cs *System) NumConstraints() int { return cs.n }
+
+// NumInputs returns the number of inputs, One included.
+func (cs *System) NumInputs() int { return len(cs.inputs) }
+
+// NumAux returns the number of aux variables.
+func (cs *System) NumAux() int { return len(cs.aux) }
+
+// Inputs returns the input assignment (index 0 is One). The slice is the
+// System's own.
+func (cs *System) Inputs() []fr.Element { return cs.inputs }
+
+// Aux returns the aux assignment. The slice is the System's own.
+func (cs *System) Aux() []fr.Element { return cs.aux }
+
+// Evaluations returns A, B and C evaluated at the witness, one element per
+// constraint (Prove mode). The slices are the System's own.
+func (cs *System) Evaluations() (a, b, c []fr.Element) { return cs.a, cs.b, cs.c }
+
+// Matrices returns the constraint matrices (Setup mode). They are the
+// System's own.
+func (cs *System) Matrices() (a, b, c *Matrix) { return &cs.ma, &cs.mb, &cs.mc }
+
+// IsSatisfied checks every recorded constraint against the assignment; it
+// needs Setup mode. It returns the first failure as an *UnsatError, without
+// an annotation (names are not recorded).
+func (cs *System) IsSatisfied() error {
+	if cs.mode&Setup == 0 {
+		return fmt.Errorf("r1cs: IsSatisfied needs a Setup-mode system")
+	}
+	for i := 0; i < cs.n; i++ {
+		va := evalTerms(cs.ma.Row(i), cs.inputs, cs.aux)
+		vb := evalTerms(cs.mb.Row(i), cs.inputs, cs.aux)
+		vc := evalTerms(cs.mc.Row(i), cs.inputs, cs.aux)
+		va.Mul(&va, &vb)
+		if !va.Equal(&vc) {
+			return &UnsatError{Index: i, Annotation: "(unrecorded)"}
+		}
+	}
+	return nil
+}
