@@ -63,11 +63,6 @@ func (b Boolean) Not() Boolean {
 	return b
 }
 
-// sameVar reports whether a and b are the same variable, maybe negated.
-func sameVar(a, b Boolean) bool {
-	return a.kind != kindConst && b.kind != kindConst && a.v == b.v
-}
-
 // AddTo adds coeff·b to lc in place: nothing for false, coeff·One for
 // true, coeff·v for a variable and coeff·One − coeff·v for a negation.
 func (b Boolean) AddTo(lc *r1cs.LC, coeff *fr.Element) {

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// perfbot runs the whole command in-process and returns its output and
+// exit code.
+func perfbot(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), exitCode(err)
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test -update to create it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from %s (run go test ./cmd/perfbot -update if the change is intended)\n--- got:\n%s\n--- want:\n%s", name, path, got, want)
+	}
+}
+
+func TestHelpMatchesGolden(t *testing.T) {
+	t.Parallel()
+	for name, args := range map[string][]string{
+		"help-root":  {"--help"},
+		"help-prove": {"prove", "--help"},
+	} {
+		out, errOut, code := perfbot(t, args...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		golden(t, name, out)
+	}
+}
+
+func TestBadInputExitsTwoWithAClearMessage(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"prove", "--constraints", "0"}, `constraints "0": must be positive`},
+		{[]string{"prove", "--constraints", "-3"}, `must be positive`},
+		{[]string{"prove", "--constraints", "lots"}, `not a number`},
+		{[]string{"prove", "--constraints", "2^29"}, `too large`},
+		{[]string{"prove", "--constraints", "300000000"}, `too large`},
+		{[]string{"prove", "--backend", "tpu"}, `unknown backend "tpu": allowed values are cpu, gpu, auto`},
+		{[]string{"prove", "--phases", "msm"}, `unknown phase set "msm": allowed values are all, synthesis`},
+		{[]string{"prove", "--srs", "x"}, `allowed values are setup, random`},
+		{[]string{"prove", "--count", "0"}, `at least 1`},
+		{[]string{"prove", "--backend", "gpu"}, `GPU backend is not built yet`},
+		{[]string{"prove", "--srs", "random", "--verify"}, `cannot verify`},
+		{[]string{"prove", "--no-such-flag"}, `unknown flag: --no-such-flag`},
+		{[]string{"prove", "extra"}, `takes no arguments`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	}
+	for _, tc := range cases {
+		out, errOut, code := perfbot(t, tc.args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (stderr %q)", tc.args, code, exitUsage, errOut)
+		}
+		if !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--help' for usage") {
+			t.Errorf("%v: stderr %q; want it to contain %q and point at --help", tc.args, errOut, tc.want)
+		}
+		if out != "" {
+			t.Errorf("%v: wrote %q to stdout; want nothing", tc.args, out)
+		}
+	}
+}
+
+func TestBadInputWritesNoOutputFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.txt")
+	_, _, code := perfbot(t, "prove", "--constraints", "0", "--out", out)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("bad input left files behind: %v", entries)
+	}
+}
+
+func TestVersionPrintsGoVersion(t *testing.T) {
+	t.Parallel()
+	out, _, code := perfbot(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "perfbot ") || !strings.Contains(out, "go1.") {
+		t.Errorf("version: exit %d, output %q", code, out)
+	}
+}
+
+// numbers matches every number on a benchmark line, so a golden file can
+// pin the shape of the output without its timings.
+var (
+	numbers = regexp.MustCompile(`\b[0-9][0-9.e+-]*\b`)
+	cpuLine = regexp.MustCompile(`(?m)^cpu: .*$`)
+)
+
+func TestProveOutputParsesWithBenchfmtAndHasEveryPhase(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := perfbot(t, "prove", "--constraints", "1", "--srs", "random",
+		"--count", "2", "--warmup", "0", "--key-dir", t.TempDir(), "--seed", "7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "cannot verify") {
+		t.Errorf("stderr does not warn that random-SRS proofs cannot verify:\n%s", errOut)
+	}
+
+	r := benchfmt.NewReader(strings.NewReader(out), "prove.txt")
+	phases := map[string]int{}
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Fatalf("benchfmt: %v", rec)
+		case *benchfmt.Result:
+			if got := rec.GetConfig("backend"); got != "cpu" {
+				t.Errorf("backend config = %q, want cpu", got)
+			}
+			base, parts := rec.Name.Parts()
+			if string(base) != "Prove" || len(parts) != 4 {
+				t.Fatalf("name %q: want Prove with 4 key=value parts", rec.Name)
+			}
+			if string(parts[0]) != "/circuit=sha256" || string(parts[1]) != "/constraints=1" || string(parts[2]) != "/backend=cpu" {
+				t.Errorf("name %q", rec.Name)
+			}
+			phase := strings.TrimPrefix(string(parts[3]), "/phase=")
+			phases[phase]++
+			if v, ok := rec.Value("sec/op"); !ok || v <= 0 {
+				t.Errorf("%s: sec/op = %v, %v; want a positive time", phase, v, ok)
+			}
+			if phase == "synthesis" {
+				n, ok := rec.Value("constraints/op")
+				if !ok || n != 18077 {
+					t.Errorf("synthesis constraints/op = %v (%v); want 18077, one chain block (see prover/circuit)", n, ok)
+				}
+			}
+			if strings.HasPrefix(phase, "msm_") {
+				if _, ok := rec.Value("points/op"); !ok {
+					t.Errorf("%s has no points/op", phase)
+				}
+			}
+		}
+	}
+	for _, p := range []string{"synthesis", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_l", "msm_h", "assemble", "total"} {
+		if phases[p] != 2 {
+			t.Errorf("phase %s: %d lines, want 2 (one per proof)", p, phases[p])
+		}
+	}
+	shape := cpuLine.ReplaceAllString(out, "cpu: CPU")
+	golden(t, "prove-shape", numbers.ReplaceAllString(shape, "N"))
+}
+
+func TestProveSynthesisOnlyPrintsSynthesisAndTotal(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := perfbot(t, "prove", "--constraints", "2^15", "--phases", "synthesis", "--count", "3", "--warmup", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var bench []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Benchmark") {
+			bench = append(bench, l)
+		}
+	}
+	if len(bench) != 6 {
+		t.Fatalf("got %d benchmark lines, want 6 (synthesis and total for 3 proofs):\n%s", len(bench), out)
+	}
+	for i, l := range bench {
+		want := "/phase=synthesis "
+		if i%2 == 1 {
+			want = "/phase=total "
+		}
+		if !strings.Contains(l, want) || !strings.Contains(l, "/constraints=32768/") {
+			t.Errorf("line %d = %q; want %q at size 32768", i, l, want)
+		}
+	}
+}
+
+func TestProveVerifiesAndCachesKeys(t *testing.T) {
+	t.Parallel()
+	keys := t.TempDir()
+	args := []string{"prove", "--constraints", "1", "--count", "1", "--warmup", "0", "--verify", "--key-dir", keys}
+	_, errOut, code := perfbot(t, args...)
+	if code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "origin=setup") {
+		t.Errorf("first run should run a setup:\n%s", errOut)
+	}
+	_, errOut, code = perfbot(t, args...)
+	if code != 0 || !strings.Contains(errOut, "origin=cache") {
+		t.Fatalf("second run: exit %d, want keys from the cache:\n%s", code, errOut)
+	}
+
+	// Corrupt every cached file: the next run must notice, set up again and
+	// still produce a proof that verifies.
+	files, _ := filepath.Glob(filepath.Join(keys, "*"))
+	if len(files) == 0 {
+		t.Fatal("no key file cached")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0x40
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, errOut, code = perfbot(t, args...)
+	if code != 0 || !strings.Contains(errOut, "origin=setup") {
+		t.Fatalf("after corruption: exit %d, want a fresh setup and a verified proof:\n%s", code, errOut)
+	}
+}
+
+func TestOutFileIsWrittenWhole(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "synth.txt")
+	out, errOut, code := perfbot(t, "prove", "--phases", "synthesis", "--constraints", "1", "--warmup", "0", "--out", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if out != "" {
+		t.Errorf("stdout = %q; want the lines in the file only", out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "/phase=synthesis ") || !strings.HasPrefix(string(b), "goos: ") {
+		t.Errorf("file content:\n%s", b)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+// TestBenchstatMakesAPerPhaseTable runs the real benchstat command on two
+// prove outputs, as a maintainer would.
+func TestBenchstatMakesAPerPhaseTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds benchstat: skipped in -short mode")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "benchstat")
+	build := exec.Command("go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build benchstat: %v\n%s", err, out)
+	}
+	var files []string
+	for _, name := range []string{"old.txt", "new.txt"} {
+		path := filepath.Join(dir, name)
+		_, errOut, code := perfbot(t, "prove", "--constraints", "1", "--srs", "random", "--count", "4",
+			"--warmup", "0", "--key-dir", dir, "--out", path, "--quiet")
+		if code != 0 {
+			t.Fatalf("prove: exit %d: %s", code, errOut)
+		}
+		files = append(files, path)
+	}
+	cmd := exec.Command(bin, "-row", "/phase", files[0], files[1])
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	table := string(out)
+	for _, p := range []string{"synthesis", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_l", "msm_h", "assemble", "total"} {
+		if !regexp.MustCompile(`(?m)^` + p + `\s+\S`).MatchString(table) {
+			t.Errorf("benchstat table has no row for phase %s:\n%s", p, table)
+		}
+	}
+	if !strings.Contains(table, "sec/op") || !strings.Contains(table, "old.txt") {
+		t.Errorf("benchstat table lacks sec/op or the file columns:\n%s", table)
+	}
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/prover"
+)
+
+func newProveCommand() *cobra.Command {
+	var (
+		cfg         prover.Config
+		constraints string
+		cpuprofile  string
+		outPath     string
+		quiet       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "prove",
+		Short: "Run the Groth16 prover and print per-phase timings in Go benchmark format",
+		Long: `prove synthesizes the SHA-256 chain circuit, makes Groth16 proofs over
+BLS12-381 and prints one benchmark line per phase per proof:
+
+  BenchmarkProve/circuit=sha256/constraints=65536/backend=cpu/phase=synthesis 1 81234567 ns/op ...
+
+Phases: synthesis, ntt, msm_a, msm_b1, msm_b2, msm_l, msm_h, assemble, total.
+The output reads with golang.org/x/perf/benchfmt and benchstat
+(benchstat -row /phase old.txt new.txt). Notes go to stderr.
+
+Keys come from a real setup, cached on disk by circuit shape (--key-dir), or
+with --srs random from random points of the right shapes: timing stays
+realistic but such proofs cannot verify.`,
+		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
+  perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
+  perfbot prove --constraints 65536 --phases synthesis --count 20`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := prover.ParseConstraints(constraints)
+			if err != nil {
+				return usagef(cmd, "%v", err)
+			}
+			cfg.Constraints = n
+			if err := cfg.Validate(); err != nil {
+				return usagef(cmd, "%v", err)
+			}
+			if cfg.Backend == "gpu" {
+				return usagef(cmd, "%v", prover.ErrGPUNotBuilt)
+			}
+			if cfg.KeyDir == "" {
+				cfg.KeyDir = defaultKeyDir()
+			}
+			level := slog.LevelInfo
+			if quiet {
+				level = slog.LevelWarn
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			return runProve(cmd, cfg, cpuprofile, outPath)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Circuit, "circuit", "sha256", "workload circuit: "+strings.Join(prover.Circuits, ", "))
+	f.StringVar(&constraints, "constraints", "2^16", "circuit size, as 65536 or 2^16 (rounded up to whole SHA-256 blocks; at most 2^28)")
+	f.StringVar(&cfg.Backend, "backend", "cpu", "where NTT and MSM run: "+strings.Join(prover.Backends, ", "))
+	f.StringVar(&cfg.Phases, "phases", "all", "what to run: all (a whole proof) or synthesis (synthesis alone)")
+	f.StringVar(&cfg.SRS, "srs", "setup", "keys: setup (real, cached, proofs verify) or random (random points, proofs cannot verify)")
+	f.IntVar(&cfg.Count, "count", 1, "measured proofs")
+	f.IntVar(&cfg.Warmup, "warmup", 1, "warm-up proofs run first and not printed")
+	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the witness and the setup's toxic waste")
+	f.BoolVar(&cfg.Verify, "verify", false, "verify every proof; exit 1 if one does not verify")
+	f.StringVar(&cfg.KeyDir, "key-dir", os.Getenv("PERFBOT_KEY_DIR"), "key cache directory (default: the user cache directory's perfbot/keys; env PERFBOT_KEY_DIR)")
+	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile (pprof, samples labelled phase=…) to `FILE`")
+	f.StringVar(&outPath, "out", "", "write the benchmark lines to `FILE` instead of stdout (written whole or not at all)")
+	f.BoolVar(&quiet, "quiet", false, "print only warnings and errors on stderr")
+	return cmd
+}
+
+func defaultKeyDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "perfbot", "keys")
+}
+
+func runProve(cmd *cobra.Command, cfg prover.Config, cpuprofile, outPath string) (err error) {
+	out := cmd.OutOrStdout()
+	var commit func() error
+	if outPath != "" {
+		w, c, err := createAtomic(outPath)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				w.abort()
+			}
+		}()
+		out, commit = w, c
+	}
+	if cpuprofile != "" {
+		pf, err := os.Create(cpuprofile)
+		if err != nil {
+			return fmt.Errorf("create CPU profile: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("start CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	sink := &benchSink{w: out, cfg: &cfg}
+	if err := prover.Run(cmd.Context(), cfg, sink); err != nil {
+		return err
+	}
+	if commit != nil {
+		return commit()
+	}
+	return nil
+}
+
+// benchSink prints results in Go benchmark format.
+type benchSink struct {
+	w   io.Writer
+	cfg *prover.Config
+	run prover.Info
+}
+
+func (s *benchSink) Start(info prover.Info) error {
+	s.run = info
+	return prover.WriteHeader(s.w, prover.HostHeader(info.Backend, info.SRS))
+}
+
+func (s *benchSink) Proof(p prover.ProofResult) error {
+	return prover.WriteProof(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, p.Measurements)
+}
+
+// atomicFile is written under a temporary name and renamed into place only
+// when the command succeeds, so --out never leaves a half-written file.
+type atomicFile struct {
+	*os.File
+	path string
+}
+
+func createAtomic(path string) (*atomicFile, func() error, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create output file: %w", err)
+	}
+	a := &atomicFile{File: f, path: path}
+	commit := func() error {
+		if err := a.Sync(); err != nil {
+			a.abort()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := a.Close(); err != nil {
+			os.Remove(a.Name())
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(a.Name(), path); err != nil {
+			os.Remove(a.Name())
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	return a, commit, nil
+}
+
+func (a *atomicFile) abort() {
+	a.Close()
+	os.Remove(a.Name())
+}

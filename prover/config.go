@@ -1,0 +1,126 @@
+package prover
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// MaxConstraints is the largest circuit perfbot prove builds: 2^28.
+const MaxConstraints = 1 << 28
+
+// Backends are the values --backend accepts.
+var Backends = []string{"cpu", "gpu", "auto"}
+
+// SRSModes are the values --srs accepts.
+var SRSModes = []string{"setup", "random"}
+
+// Circuits are the workload circuits perfbot prove knows.
+var Circuits = []string{"sha256"}
+
+// ErrGPUNotBuilt is returned for --backend gpu until the CUDA backend exists.
+var ErrGPUNotBuilt = errors.New("the GPU backend is not built yet: this binary has only the CPU backend; use --backend cpu (or auto)")
+
+// A Config says what perfbot prove runs.
+type Config struct {
+	Circuit     string // one of Circuits
+	Constraints int    // requested size; rounded up to whole circuit blocks
+	Backend     string // one of Backends
+	Phases      string // one of PhaseSets
+	SRS         string // one of SRSModes
+	Count       int    // measured proofs
+	Warmup      int    // proofs run first and not reported
+	Seed        int64  // witness and toxic-waste seed
+	Verify      bool   // verify every measured proof; an invalid one is an error
+	KeyDir      string // cache directory for keys; "" disables the cache
+
+	Logger *slog.Logger // progress and warnings; nil discards them
+}
+
+// Validate checks c and returns an error naming the bad field and the
+// allowed values.
+func (c *Config) Validate() error {
+	if err := oneOf("circuit", c.Circuit, Circuits); err != nil {
+		return err
+	}
+	if c.Constraints <= 0 || c.Constraints > MaxConstraints {
+		return fmt.Errorf("constraints %d out of range: give a count from 1 to 2^28 (268435456)", c.Constraints)
+	}
+	if err := oneOf("backend", c.Backend, Backends); err != nil {
+		return err
+	}
+	if _, err := ParsePhaseSet(c.Phases); err != nil {
+		return err
+	}
+	if err := oneOf("srs", c.SRS, SRSModes); err != nil {
+		return err
+	}
+	if c.Count < 1 {
+		return fmt.Errorf("count %d: give at least 1 proof to measure", c.Count)
+	}
+	if c.Warmup < 0 {
+		return fmt.Errorf("warmup %d: give 0 or more warm-up proofs", c.Warmup)
+	}
+	if c.Verify && c.SRS == "random" {
+		return errors.New("--verify with --srs random: proofs made with random keys cannot verify; use --srs setup")
+	}
+	return nil
+}
+
+func oneOf(what, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown %s %q: allowed values are %s", what, v, strings.Join(allowed, ", "))
+}
+
+// ParseConstraints parses a constraint count written as a decimal number
+// ("65536") or a power of two ("2^16"). It accepts 1 to 2^28.
+func ParseConstraints(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	bad := func(why string) error {
+		return fmt.Errorf("constraints %q: %s; give a count such as 65536 or 2^16, at most 2^28", s, why)
+	}
+	var n uint64
+	if base, exp, ok := strings.Cut(s, "^"); ok {
+		if base != "2" {
+			return 0, bad("only powers of two may be written with ^")
+		}
+		e, err := strconv.ParseUint(exp, 10, 8)
+		if err != nil {
+			return 0, bad("the exponent is not a small whole number")
+		}
+		if e > 28 {
+			return 0, bad("too large")
+		}
+		n = 1 << e
+	} else {
+		v, err := strconv.ParseInt(s, 10, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange):
+			return 0, bad("too large")
+		case err != nil:
+			return 0, bad("not a number")
+		case v <= 0:
+			return 0, bad("must be positive")
+		}
+		n = uint64(v)
+	}
+	if n > MaxConstraints {
+		return 0, bad("too large")
+	}
+	return int(n), nil
+}
+
+// FormatConstraints writes n as 2^k when it is a power of two.
+func FormatConstraints(n int) string {
+	if n > 0 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros(uint(n)))
+	}
+	return strconv.Itoa(n)
+}

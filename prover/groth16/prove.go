@@ -1,0 +1,246 @@
+package groth16
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/perfbot/perfbot/prover/r1cs"
+)
+
+// A Proof is a Groth16 proof: A and C in G1, B in G2.
+type Proof struct {
+	A bls12381.G1Affine
+	B bls12381.G2Affine
+	C bls12381.G1Affine
+}
+
+// PhaseFunc runs one named phase; the caller times it, labels it, counts it.
+// It must call run exactly once and return its error (it may wrap it).
+type PhaseFunc func(name string, run func() error) error
+
+// The phases of Prove, in the order they run.
+const (
+	PhaseNTT      = "ntt"      // H polynomial: inverse FFT, coset FFT, divide by Z, inverse coset FFT
+	PhaseMSMA     = "msm_a"    // A query, G1
+	PhaseMSMB1    = "msm_b1"   // B query, G1
+	PhaseMSMB2    = "msm_b2"   // B query, G2
+	PhaseMSML     = "msm_l"    // L query, G1
+	PhaseMSMH     = "msm_h"    // H query, G1
+	PhaseAssemble = "assemble" // blinding and the final A, B, C
+)
+
+// Phases lists the phase names in the order Prove runs them.
+var Phases = []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSMB2, PhaseMSML, PhaseMSMH, PhaseAssemble}
+
+// ProveOptions configure Prove; the zero value runs every phase directly on
+// the CPU engine.
+type ProveOptions struct {
+	Phase  PhaseFunc // nil: run each phase directly
+	Engine Engine    // nil: CPU{}
+
+	plainMSM bool // tests and benchmarks: skip the 0/1 split
+}
+
+// Stats describes the work of one proof.
+type Stats struct {
+	Constraints int // the circuit's constraints, without the input rows
+	DomainSize  int // n
+	// Per MSM phase, the real sizes.
+	A, B1, B2, L, H MSMStats
+}
+
+// NewBlinding draws the two blinding scalars r and s of a proof from rng
+// (crypto/rand.Reader in production).
+func NewBlinding(rng io.Reader) (r, s fr.Element, err error) {
+	if r, err = randomScalar(rng); err != nil {
+		return r, s, fmt.Errorf("groth16 blinding: %w", err)
+	}
+	if s, err = randomScalar(rng); err != nil {
+		return r, s, fmt.Errorf("groth16 blinding: %w", err)
+	}
+	return r, s, nil
+}
+
+// Prove makes a proof that cs's witness satisfies its constraints, with
+// blinding scalars r and s (see NewBlinding). cs must be a Prove-mode system
+// of the circuit pk was made for, and satisfied (cs.Err() == nil). ctx is
+// checked before every phase. A proof made with a random key (pk.Random)
+// takes the usual time but does not verify.
+func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element, opts ProveOptions) (*Proof, *Stats, error) {
+	if cs.Mode()&r1cs.Prove == 0 {
+		return nil, nil, errors.New("groth16 prove: need a Prove-mode r1cs system (it has no witness evaluations)")
+	}
+	if err := cs.Err(); err != nil {
+		return nil, nil, fmt.Errorf("groth16 prove: witness does not satisfy the circuit: %w", err)
+	}
+	if err := pk.check(); err != nil {
+		return nil, nil, fmt.Errorf("groth16 prove: %w", err)
+	}
+	if cs.NumInputs() != pk.NumInputs || cs.NumAux() != pk.NumAux || cs.NumConstraints() != pk.NumConstraints {
+		return nil, nil, fmt.Errorf("groth16 prove: circuit has %d inputs, %d aux, %d constraints; the proving key was made for %d, %d, %d",
+			cs.NumInputs(), cs.NumAux(), cs.NumConstraints(), pk.NumInputs, pk.NumAux, pk.NumConstraints)
+	}
+	phase := opts.Phase
+	if phase == nil {
+		phase = func(_ string, run func() error) error { return run() }
+	}
+	eng := opts.Engine
+	if eng == nil {
+		eng = CPU{}
+	}
+	st := &Stats{Constraints: pk.NumConstraints, DomainSize: pk.DomainSize}
+	inputs, aux := cs.Inputs(), cs.Aux()
+
+	var (
+		h, bScalars       []fr.Element
+		msmA, msmB1, msmL bls12381.G1Jac
+		msmH              bls12381.G1Jac
+		msmB2             bls12381.G2Jac
+		proof             Proof
+	)
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{PhaseNTT, func() (err error) {
+			h, err = computeH(eng, cs, pk.DomainSize)
+			return err
+		}},
+		{PhaseMSMA, func() (err error) {
+			msmA, st.A, err = msmG1(eng, pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)), opts.plainMSM)
+			return err
+		}},
+		{PhaseMSMB1, func() (err error) {
+			bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
+			msmB1, st.B1, err = msmG1(eng, pk.B1, bScalars, opts.plainMSM)
+			return err
+		}},
+		{PhaseMSMB2, func() (err error) {
+			msmB2, st.B2, err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
+			bScalars = nil
+			return err
+		}},
+		{PhaseMSML, func() (err error) {
+			msmL, st.L, err = msmG1(eng, pk.L, aux, opts.plainMSM)
+			return err
+		}},
+		{PhaseMSMH, func() (err error) {
+			msmH, st.H, err = msmG1(eng, pk.H, h[:pk.DomainSize-1], opts.plainMSM)
+			h = nil
+			return err
+		}},
+		{PhaseAssemble, func() error {
+			proof = assemble(pk, r, s, &msmA, &msmB1, &msmB2, &msmL, &msmH)
+			return nil
+		}},
+	}
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("groth16 prove: before %s: %w", step.name, err)
+		}
+		ran := false
+		err := phase(step.name, func() error {
+			ran = true
+			return step.run()
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("groth16 prove: %s: %w", step.name, err)
+		}
+		if !ran {
+			return nil, nil, fmt.Errorf("groth16 prove: the PhaseFunc returned without running phase %s", step.name)
+		}
+	}
+	return &proof, st, nil
+}
+
+// computeH lays out A, B, C at the witness over the domain (constraint rows,
+// then input rows input_k · 0 = 0, then zeros) and has the engine compute
+// h's coefficients. h has degree ≤ n−2 when the witness is satisfying; a
+// nonzero top coefficient is reported as an error.
+func computeH(eng Engine, cs *r1cs.System, n int) ([]fr.Element, error) {
+	ea, eb, ec := cs.Evaluations()
+	m := len(ea)
+	a := make([]fr.Element, n)
+	b := make([]fr.Element, n)
+	c := make([]fr.Element, n)
+	copy(a, ea)
+	copy(b, eb)
+	copy(c, ec)
+	copy(a[m:], cs.Inputs())
+	if err := eng.QuotientH(a, b, c); err != nil {
+		return nil, err
+	}
+	if !a[n-1].IsZero() {
+		return nil, errors.New("h has degree n−1: A·B − C is not divisible by Z (unsatisfied constraints)")
+	}
+	return a, nil
+}
+
+// gather returns the assignment values of the variables (inputs then aux)
+// whose density flag is set, in order; want is their expected count.
+func gather(density []bool, inputs, aux []fr.Element, want int) []fr.Element {
+	out := make([]fr.Element, 0, want)
+	for j, in := range density[:len(inputs)] {
+		if in {
+			out = append(out, inputs[j])
+		}
+	}
+	for j, in := range density[len(inputs):] {
+		if in {
+			out = append(out, aux[j])
+		}
+	}
+	return out
+}
+
+// assemble forms the proof from the MSM results and the blinding:
+//
+//	A = α + Σ a_j·u_j + r·δ
+//	B = β + Σ a_j·v_j + s·δ          (in G2; B1 the same in G1)
+//	C = s·A + r·B1 − r·s·δ + Σ a_j·L_j + Σ h_i·H_i
+func assemble(pk *ProvingKey, r, s fr.Element, msmA, msmB1 *bls12381.G1Jac, msmB2 *bls12381.G2Jac, msmL, msmH *bls12381.G1Jac) Proof {
+	var rb, sb, rsb big.Int
+	var rs fr.Element
+	rs.Mul(&r, &s)
+	r.BigInt(&rb)
+	s.BigInt(&sb)
+	rs.BigInt(&rsb)
+
+	var a, b1, c, t bls12381.G1Jac
+	a.FromAffine(&pk.Delta1)
+	a.ScalarMultiplication(&a, &rb)
+	a.AddMixed(&pk.Alpha1)
+	a.AddAssign(msmA)
+
+	b1.FromAffine(&pk.Delta1)
+	b1.ScalarMultiplication(&b1, &sb)
+	b1.AddMixed(&pk.Beta1)
+	b1.AddAssign(msmB1)
+
+	var b2 bls12381.G2Jac
+	b2.FromAffine(&pk.Delta2)
+	b2.ScalarMultiplication(&b2, &sb)
+	b2.AddMixed(&pk.Beta2)
+	b2.AddAssign(msmB2)
+
+	c.ScalarMultiplication(&a, &sb)
+	t.ScalarMultiplication(&b1, &rb)
+	c.AddAssign(&t)
+	t.FromAffine(&pk.Delta1)
+	t.ScalarMultiplication(&t, &rsb)
+	c.SubAssign(&t)
+	c.AddAssign(msmL)
+	c.AddAssign(msmH)
+
+	var p Proof
+	p.A.FromJacobian(&a)
+	p.B.FromJacobian(&b2)
+	p.C.FromJacobian(&c)
+	return p
+}

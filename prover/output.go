@@ -1,0 +1,107 @@
+package prover
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// A Header is the file configuration printed before the benchmark lines.
+// Only keys that are equal for a base and a head run belong here: benchstat
+// splits its tables by file configuration.
+type Header struct {
+	GOOS, GOARCH string
+	CPU          string // model name
+	GPU          string // device name; empty when no GPU backend ran
+	Backend      string // the backend that ran
+	SRS          string // "setup" or "random"
+}
+
+// HostHeader returns the header for this host and the given backend.
+func HostHeader(backend, srs string) Header {
+	return Header{
+		GOOS:    runtime.GOOS,
+		GOARCH:  runtime.GOARCH,
+		CPU:     cpuModel(),
+		Backend: backend,
+		SRS:     srs,
+	}
+}
+
+// WriteHeader writes h as benchmark-format configuration lines.
+func WriteHeader(w io.Writer, h Header) error {
+	var sb strings.Builder
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&sb, "%s: %s\n", k, v)
+		}
+	}
+	line("goos", h.GOOS)
+	line("goarch", h.GOARCH)
+	line("cpu", h.CPU)
+	line("gpu", h.GPU)
+	line("backend", h.Backend)
+	line("srs", h.SRS)
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// BenchName returns the benchmark name of one phase, without the
+// "Benchmark" prefix: Prove/circuit=C/constraints=N/backend=B/phase=P.
+// constraints is the size that was asked for, so the name stays the same
+// when a revision changes the circuit's real count (reported as a unit).
+func BenchName(circuit string, constraints int, backend, phase string) string {
+	return fmt.Sprintf("Prove/circuit=%s/constraints=%d/backend=%s/phase=%s", circuit, constraints, backend, phase)
+}
+
+// WriteProof writes one line per measurement: iterations 1, ns/op, then
+// the measurement's extra metrics.
+func WriteProof(w io.Writer, circuit string, constraints int, backend string, ms []Measurement) error {
+	var sb strings.Builder
+	for i := range ms {
+		m := &ms[i]
+		sb.WriteString("Benchmark")
+		sb.WriteString(BenchName(circuit, constraints, backend, m.Phase))
+		sb.WriteString(" 1 ")
+		sb.WriteString(strconv.FormatInt(m.Elapsed.Nanoseconds(), 10))
+		sb.WriteString(" ns/op")
+		for _, x := range m.Metrics {
+			sb.WriteByte(' ')
+			sb.WriteString(formatValue(x.Value))
+			sb.WriteByte(' ')
+			sb.WriteString(x.Unit)
+		}
+		sb.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func formatValue(v float64) string {
+	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// cpuModel returns the CPU's model name from /proc/cpuinfo, or "" when it
+// cannot be read (not Linux).
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

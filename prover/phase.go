@@ -1,0 +1,134 @@
+package prover
+
+import (
+	"context"
+	"fmt"
+	"runtime/metrics"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The phases of one proof, in the order they run. Their names are the
+// values of the phase=… part of every benchmark line.
+const (
+	PhaseSynthesis = "synthesis"
+	PhaseNTT       = "ntt"
+	PhaseMSMA      = "msm_a"
+	PhaseMSMB1     = "msm_b1"
+	PhaseMSMB2     = "msm_b2"
+	PhaseMSML      = "msm_l"
+	PhaseMSMH      = "msm_h"
+	PhaseAssemble  = "assemble"
+	PhaseTotal     = "total"
+)
+
+// Phases lists every phase of a full proof, total last.
+var Phases = []string{
+	PhaseSynthesis, PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSMB2,
+	PhaseMSML, PhaseMSMH, PhaseAssemble, PhaseTotal,
+}
+
+// PhaseSets are the values --phases accepts: what part of a proof runs.
+var PhaseSets = []string{"all", PhaseSynthesis}
+
+// A Metric is one extra measurement on a phase line, in benchfmt's units
+// ("B/op", "page-faults/op", "constraints/s").
+type Metric struct {
+	Value float64
+	Unit  string
+}
+
+// A Measurement is what one phase of one proof cost.
+type Measurement struct {
+	Phase   string
+	Elapsed time.Duration
+	Metrics []Metric
+}
+
+// Metric returns the value of unit, and whether it is present.
+func (m *Measurement) Metric(unit string) (float64, bool) {
+	for _, x := range m.Metrics {
+		if x.Unit == unit {
+			return x.Value, true
+		}
+	}
+	return 0, false
+}
+
+// A meter reads the process-wide counters a phase is charged with: heap
+// bytes and objects allocated (runtime/metrics, cumulative and cheap) and
+// page faults (getrusage). Counters cover every goroutine, which is what a
+// phase is: gnark-crypto's MultiExp and FFT run on many.
+type meter struct {
+	samples []metrics.Sample
+}
+
+type reading struct {
+	at          time.Time
+	allocBytes  uint64
+	allocObjs   uint64
+	pageFaults  int64
+	faultsKnown bool
+}
+
+func newMeter() *meter {
+	return &meter{samples: []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/allocs:objects"},
+	}}
+}
+
+func (m *meter) read() reading {
+	metrics.Read(m.samples)
+	r := reading{
+		allocBytes: m.samples[0].Value.Uint64(),
+		allocObjs:  m.samples[1].Value.Uint64(),
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		r.pageFaults = int64(ru.Minflt) + int64(ru.Majflt)
+		r.faultsKnown = true
+	}
+	r.at = time.Now() // last, so the reads above are not charged to the phase
+	return r
+}
+
+// run runs fn as the named phase: labelled for the CPU profiler, checked
+// for cancellation first, and measured.
+func (m *meter) run(ctx context.Context, name string, fn func() error) (Measurement, error) {
+	if err := ctx.Err(); err != nil {
+		return Measurement{}, fmt.Errorf("before phase %s: %w", name, err)
+	}
+	var err error
+	before := m.read()
+	pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })
+	after := m.read()
+	if err != nil {
+		return Measurement{}, fmt.Errorf("phase %s: %w", name, err)
+	}
+	return diff(name, before, after), nil
+}
+
+func diff(name string, before, after reading) Measurement {
+	ms := Measurement{Phase: name, Elapsed: after.at.Sub(before.at)}
+	ms.Metrics = append(ms.Metrics,
+		Metric{float64(after.allocBytes - before.allocBytes), "B/op"},
+		Metric{float64(after.allocObjs - before.allocObjs), "allocs/op"},
+	)
+	if before.faultsKnown && after.faultsKnown {
+		ms.Metrics = append(ms.Metrics, Metric{float64(after.pageFaults - before.pageFaults), "page-faults/op"})
+	}
+	return ms
+}
+
+// ParsePhaseSet checks a --phases value.
+func ParsePhaseSet(s string) (string, error) {
+	for _, p := range PhaseSets {
+		if s == p {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("unknown phase set %q: allowed values are %s", s, strings.Join(PhaseSets, ", "))
+}

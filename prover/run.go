@@ -1,0 +1,260 @@
+package prover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"syscall"
+	"time"
+
+	"github.com/perfbot/perfbot/prover/circuit"
+	"github.com/perfbot/perfbot/prover/groth16"
+	"github.com/perfbot/perfbot/prover/r1cs"
+)
+
+// Info describes a run before its first proof: what was built and what ran.
+type Info struct {
+	Circuit     string
+	Requested   int    // constraints asked for
+	Constraints int    // constraints in the circuit, input constraints excluded
+	Blocks      int    // SHA-256 compressions in the chain
+	Inputs, Aux int    // variables (inputs include One)
+	Backend     string // the backend that runs: "cpu" until the GPU backend exists
+	SRS         string // "setup" or "random"
+	Keys        string // where the keys came from: "cache", "setup", "random"; "" for synthesis only
+}
+
+// A ProofResult is one measured proof: one Measurement per phase that ran,
+// total last.
+type ProofResult struct {
+	Index        int // from 0, warm-ups excluded
+	Measurements []Measurement
+}
+
+// A Sink receives a run's results as they are produced.
+type Sink interface {
+	Start(Info) error
+	Proof(ProofResult) error
+}
+
+// ErrProofInvalid reports a proof that did not verify under --verify.
+var ErrProofInvalid = errors.New("proof did not verify")
+
+// Run builds the configured circuit and its keys, then runs cfg.Warmup
+// proofs it does not report and cfg.Count proofs it hands to sink, each
+// phase measured on its own. With Phases "synthesis" only synthesis runs.
+func Run(ctx context.Context, cfg Config, sink Sink) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	backend := cfg.Backend
+	switch backend {
+	case "gpu":
+		return ErrGPUNotBuilt
+	case "auto":
+		backend = "cpu"
+	}
+
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x70657266626f74)) // "perfbot"
+	blocks := circuit.BlocksFor(cfg.Constraints)
+	circ := circuit.NewSHA256Chain(blocks, rng)
+
+	// A Setup-mode synthesis gives the shape: the counts, and the matrices
+	// the keys are made from.
+	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
+	if err := circ.Synthesize(shape); err != nil {
+		return fmt.Errorf("synthesize %s circuit: %w", cfg.Circuit, err)
+	}
+	info := Info{
+		Circuit:     cfg.Circuit,
+		Requested:   cfg.Constraints,
+		Constraints: shape.NumConstraints(),
+		Blocks:      blocks,
+		Inputs:      shape.NumInputs(),
+		Aux:         shape.NumAux(),
+		Backend:     backend,
+		SRS:         cfg.SRS,
+	}
+	log.Info("circuit", "circuit", cfg.Circuit, "requested", cfg.Constraints,
+		"constraints", info.Constraints, "blocks", blocks, "inputs", info.Inputs, "aux", info.Aux)
+
+	full := cfg.Phases == "all"
+	var keys *keyPair
+	if full {
+		start := time.Now()
+		pk, vk, origin, err := loadKeys(log, cfg, shape, rng)
+		if err != nil {
+			return err
+		}
+		keys = &keyPair{pk, vk}
+		info.Keys = origin
+		log.Info("keys", "origin", origin, "dir", cfg.KeyDir, "elapsed", time.Since(start).Round(time.Millisecond))
+		if cfg.SRS == "random" {
+			log.Warn("random SRS: timings are realistic but these proofs cannot verify")
+		}
+	}
+	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux()}
+	shape = nil // the matrices are not needed from here on
+
+	if err := sink.Start(info); err != nil {
+		return err
+	}
+	m := newMeter()
+	for i := range cfg.Warmup + cfg.Count {
+		warm := i < cfg.Warmup
+		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng)
+		if err != nil {
+			return fmt.Errorf("proof %d: %w", i+1, err)
+		}
+		total := res.Measurements[len(res.Measurements)-1].Elapsed
+		if warm {
+			log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
+			continue
+		}
+		res.Index = i - cfg.Warmup
+		log.Info("proof", "n", res.Index+1, "of", cfg.Count, "total", total.Round(time.Millisecond))
+		if err := sink.Proof(res); err != nil {
+			return err
+		}
+	}
+	if rss := peakRSS(); rss > 0 {
+		log.Info("memory", "peak_rss_mib", rss>>20, "rss_bytes_per_constraint", rss/int64(info.Constraints))
+	}
+	return nil
+}
+
+// peakRSS returns the process's peak resident set size in bytes (Linux
+// reports ru_maxrss in KiB), or 0 when it cannot be read.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024
+}
+
+type keyPair struct {
+	pk *groth16.ProvingKey
+	vk *groth16.VerifyingKey
+}
+
+func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) (*groth16.ProvingKey, *groth16.VerifyingKey, string, error) {
+	src := cryptoReader{rng}
+	if cfg.SRS == "random" {
+		pk, vk, err := groth16.RandomKeys(shape, src)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("random keys: %w", err)
+		}
+		return pk, vk, "random", nil
+	}
+	pk, vk, cached, warnings, err := groth16.LoadOrSetup(cfg.KeyDir, shape, src, false)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("keys: %w", err)
+	}
+	for _, w := range warnings {
+		log.Warn("key cache", "err", w)
+	}
+	if cached {
+		return pk, vk, "cache", nil
+	}
+	return pk, vk, "setup", nil
+}
+
+// proveOnce synthesizes the witness and, for a full proof, proves it; each
+// phase is measured, and total covers everything.
+func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand) (ProofResult, error) {
+	var res ProofResult
+	start := m.read()
+
+	var cs *r1cs.System
+	synth, err := m.run(ctx, PhaseSynthesis, func() error {
+		cs = r1cs.NewSystem(r1cs.Prove, hint)
+		if err := circ.Synthesize(cs); err != nil {
+			return err
+		}
+		return cs.Err()
+	})
+	if err != nil {
+		return res, err
+	}
+	n := float64(cs.NumConstraints())
+	synth.Metrics = append(synth.Metrics,
+		Metric{n, "constraints/op"},
+		Metric{n / synth.Elapsed.Seconds(), "constraints/s"})
+	res.Measurements = append(res.Measurements, synth)
+
+	var proof *groth16.Proof
+	if keys != nil {
+		r, s, err := groth16.NewBlinding(cryptoReader{rng})
+		if err != nil {
+			return res, err
+		}
+		opts := groth16.ProveOptions{
+			Phase: func(name string, run func() error) error {
+				ms, err := m.run(ctx, name, run)
+				if err != nil {
+					return err
+				}
+				res.Measurements = append(res.Measurements, ms)
+				return nil
+			},
+		}
+		p, stats, err := groth16.Prove(ctx, keys.pk, cs, r, s, opts)
+		if err != nil {
+			return res, err
+		}
+		proof = p
+		addMSMStats(res.Measurements, stats)
+	}
+	total := diff(PhaseTotal, start, m.read())
+	res.Measurements = append(res.Measurements, total)
+
+	if cfg.Verify && proof != nil {
+		if err := groth16.Verify(keys.vk, proof, circ.PublicInputs()); err != nil {
+			return res, fmt.Errorf("%w: %w", ErrProofInvalid, err)
+		}
+	}
+	return res, nil
+}
+
+// addMSMStats adds each MSM's real sizes to its phase line: points in the
+// multi-exponentiation, points summed directly (scalar one), and points
+// skipped (scalar zero or point at infinity).
+func addMSMStats(ms []Measurement, stats *groth16.Stats) {
+	if stats == nil {
+		return
+	}
+	byPhase := map[string]groth16.MSMStats{
+		PhaseMSMA: stats.A, PhaseMSMB1: stats.B1, PhaseMSMB2: stats.B2,
+		PhaseMSML: stats.L, PhaseMSMH: stats.H,
+	}
+	for i := range ms {
+		s, ok := byPhase[ms[i].Phase]
+		if !ok {
+			continue
+		}
+		ms[i].Metrics = append(ms[i].Metrics,
+			Metric{float64(s.MultiExp), "points/op"},
+			Metric{float64(s.Ones), "ones/op"},
+			Metric{float64(s.Zeros + s.Infinity), "skipped/op"})
+	}
+}
+
+// cryptoReader adapts a seeded math/rand generator to io.Reader, so setup
+// and proofs repeat exactly for a --seed. perfbot's keys are benchmark
+// fixtures, not production parameters.
+type cryptoReader struct{ r *rand.Rand }
+
+func (c cryptoReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c.r.Uint32())
+	}
+	return len(p), nil
+}
