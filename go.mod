@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/consensys/gnark-crypto v0.22.0
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 )

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/perfbot/perfbot/prover"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -301,5 +304,44 @@ func TestBenchstatMakesAPerPhaseTable(t *testing.T) {
 	}
 	if !strings.Contains(table, "sec/op") || !strings.Contains(table, "old.txt") {
 		t.Errorf("benchstat table lacks sec/op or the file columns:\n%s", table)
+	}
+}
+
+func TestCPUProfileLabelsSamplesWithTheirPhase(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	_, errOut, code := perfbot(t, "prove", "--constraints", "1", "--srs", "random", "--count", "3",
+		"--key-dir", t.TempDir(), "--cpuprofile", path, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("parse profile: %v", err)
+	}
+	known := map[string]bool{}
+	for _, ph := range prover.Phases {
+		known[ph] = true
+	}
+	seen := map[string]int{}
+	for _, s := range p.Sample {
+		for _, v := range s.Label["phase"] {
+			if !known[v] {
+				t.Errorf("sample labelled phase=%q, not a phase name", v)
+			}
+			seen[v]++
+		}
+	}
+	// msm_h and ntt take most of a proof (hundreds of milliseconds for four
+	// proofs at 100 Hz); shorter phases may draw no sample.
+	for _, ph := range []string{"msm_h", "ntt"} {
+		if seen[ph] == 0 {
+			t.Errorf("no sample labelled phase=%s; labels seen: %v", ph, seen)
+		}
 	}
 }
