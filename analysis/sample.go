@@ -1,0 +1,90 @@
+package analysis
+
+import (
+	"bytes"
+	"strings"
+)
+
+// A Key names one series of measurements: a benchmark, one of its phases
+// and a unit.
+type Key struct {
+	// Benchmark is the benchmark's full name without the "Benchmark"
+	// prefix, the phase=… part and the -GOMAXPROCS suffix, e.g.
+	// "Prove/circuit=sha256/constraints=65536/backend=cpu".
+	Benchmark string `json:"benchmark"`
+	// Phase is the value of the name's phase=… part ("synthesis",
+	// "msm_h/step=sort" keeps what follows); "" when the name has none,
+	// as for a plain go test -bench suite.
+	Phase string `json:"phase"`
+	// Unit is benchfmt's tidied unit ("sec/op", "B/op", "constraints/s").
+	Unit string `json:"unit"`
+}
+
+// String returns "Benchmark/phase=P unit", or "Benchmark unit" without a
+// phase.
+func (k Key) String() string {
+	name := k.Benchmark
+	if k.Phase != "" {
+		name += "/phase=" + k.Phase
+	}
+	return name + " " + k.Unit
+}
+
+// SplitName splits a benchmark name (as in benchfmt.Result.Name, without
+// the "Benchmark" prefix, with or without a -GOMAXPROCS suffix) into the
+// benchmark and its phase. Name parts after phase=… belong to the phase:
+// "Prove/x=1/phase=msm_h/step=sort" gives ("Prove/x=1", "msm_h/step=sort").
+func SplitName(name []byte) (benchmark, phase string) {
+	// Drop a -N GOMAXPROCS suffix the way benchfmt's Name.Parts does.
+	if i := bytes.LastIndexByte(name, '-'); i > 0 && i < len(name)-1 {
+		digits := true
+		for _, c := range name[i+1:] {
+			if c < '0' || c > '9' {
+				digits = false
+				break
+			}
+		}
+		if digits && !bytes.ContainsRune(name[i:], '/') {
+			name = name[:i]
+		}
+	}
+	s := string(name)
+	if i := strings.Index(s, "/phase="); i >= 0 {
+		return s[:i], s[i+len("/phase="):]
+	}
+	return s, ""
+}
+
+// A Sample is one value measured by one run.
+type Sample struct {
+	Key
+	Value float64 `json:"value"`
+}
+
+// A Status is how a run ended. Only StatusOK runs carry samples that
+// count; every other status is reported as what it is, never as a
+// regression or an improvement.
+type Status string
+
+// The run statuses.
+const (
+	StatusOK          Status = "ok"
+	StatusBuildFailed Status = "build-failed"
+	StatusCrashed     Status = "crashed"   // non-zero exit or killed by a signal
+	StatusTimedOut    Status = "timed-out" // exceeded the per-run timeout
+	StatusNoOutput    Status = "no-output" // exited 0 but printed no parsable benchmark line
+)
+
+// Statuses lists every status.
+var Statuses = []Status{StatusOK, StatusBuildFailed, StatusCrashed, StatusTimedOut, StatusNoOutput}
+
+// A Run is one execution of one revision's benchmark command: its status
+// and, when it is ok, its samples. A run may report several values for one
+// Key (a benchmark run with -count); analysis takes their median as the
+// run's value, so each run counts once.
+type Run struct {
+	Revision string   `json:"revision"` // full commit SHA
+	Status   Status   `json:"status"`
+	Detail   string   `json:"detail,omitempty"` // why it failed: exit status, stderr tail
+	Samples  []Sample `json:"samples,omitempty"`
+}
