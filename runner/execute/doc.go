@@ -1,0 +1,20 @@
+// Package execute runs one benchmark process and turns what it did into an
+// analysis.Run.
+//
+// In flows a Spec: an argv (no shell), a working directory, an explicit
+// environment, a time limit and an optional CPU affinity. Run starts the
+// process in its own process group, counts the whole process tree with
+// perf software counters (and hardware counters where the kernel allows),
+// parses its standard output as Go benchmark format
+// (golang.org/x/perf/benchfmt) and classifies how it ended. Out flows a
+// Result: the run's status, detail and samples, the benchmark file's
+// configuration lines, warnings, the counters that could not be opened
+// and why, the tail of standard error and the wall time.
+//
+// Fingerprint describes the machine a run happened on (CPU, memory,
+// kernel, GPUs through NVML) so that runs from different machines are
+// never compared as if they were alike.
+//
+// The package is Linux-only: it relies on perf_event_open, process groups
+// and sched_setaffinity. It needs cgo for NVML.
+package execute

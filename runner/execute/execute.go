@@ -1,0 +1,376 @@
+package execute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/perfbot/perfbot/analysis"
+)
+
+// DefaultStderrTail is how many bytes from the end of standard error a
+// Result keeps when the Spec does not say.
+const DefaultStderrTail = 64 << 10
+
+// ProcessBenchmark is the Key.Benchmark of the samples that describe the
+// whole benchmark process rather than one of its benchmarks: wall time,
+// peak RSS and the perf counters. Their Phase is empty and their units end
+// in "/run" (one value per process run), for example
+// "task-clock-sec/run" or "page-faults/run". go test never prints this
+// name: its benchmark names never start with a lower-case letter.
+const ProcessBenchmark = "process"
+
+// A Spec says how to run one benchmark process.
+type Spec struct {
+	// Args is the command line; Args[0] is the program. No shell is
+	// involved. A program name without a slash is looked up in the PATH
+	// of the benchmark's environment.
+	Args []string
+	// Dir is the working directory; "" is perfbot's.
+	Dir string
+	// Env is the benchmark's environment as KEY=VALUE entries. The
+	// benchmark gets these and, unless Env sets them, only PATH, HOME,
+	// TMPDIR and LANG from perfbot's environment: never the rest of it
+	// (tokens, database URLs).
+	Env []string
+	// Timeout limits the run's wall time; 0 means no limit but ctx's. At
+	// the limit the whole process group is killed.
+	Timeout time.Duration
+	// CPUs, when set, pins the benchmark and every process it starts to
+	// these CPUs (sched_setaffinity, inherited at fork).
+	CPUs []int
+	// StderrTail is how many bytes from the end of standard error to
+	// keep; 0 means DefaultStderrTail.
+	StderrTail int
+}
+
+// A Result is what one benchmark process did.
+type Result struct {
+	// Run is the run's status, detail and, when the status is ok, its
+	// samples: one per value on each benchmark line, then the process
+	// samples (see ProcessBenchmark). Run.Revision is left for the
+	// caller.
+	Run analysis.Run `json:"run"`
+	// Wall is the time from starting the process to its exit, whatever
+	// the status.
+	Wall time.Duration `json:"wall_ns"`
+	// Config holds the benchmark output's file configuration lines
+	// (goos, cpu, gpu, backend, …), the last value of each key.
+	Config map[string]string `json:"config,omitempty"`
+	// Warnings are caveats about an ok run: benchmark lines that did
+	// not parse, counters that were multiplexed, processes left behind.
+	Warnings []string `json:"warnings,omitempty"`
+	// Unavailable maps each process measurement that could not be taken
+	// to the reason: perf's event name ("instructions", "cache-misses",
+	// …) for a counter the kernel refused, "peak-rss" for a peak RSS that
+	// cannot be told apart from perfbot's own.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+	// StderrTail is the end of the process's standard error, cut at a
+	// line boundary.
+	StderrTail string `json:"stderr_tail,omitempty"`
+}
+
+// Run runs the benchmark process spec describes and waits for it.
+//
+// It starts the process in a new process group from a goroutine locked to
+// its OS thread, after opening perf counters on that thread with Inherit
+// set and, if spec.CPUs is set, pinning the thread: the process and all
+// its descendants inherit both. When the process exits, any process left
+// in its group is killed; when spec.Timeout passes, the whole group is
+// killed.
+//
+// How the process ended is the Result's status: crashed for a non-zero
+// exit or a signal, timed-out at the limit, no-output for an exit 0
+// without a parsable benchmark line, ok otherwise. Run returns an error
+// only when it could not measure at all: an invalid spec, a program that
+// cannot be started, or ctx ending before the process did (the partial
+// result is then no measurement and is not returned).
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	if len(spec.Args) == 0 {
+		return Result{}, errors.New("run benchmark: empty command line")
+	}
+	name := filepath.Base(spec.Args[0])
+	env, err := childEnv(spec.Env)
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	path, err := lookPath(spec.Args[0], env)
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	var cpus unix.CPUSet
+	if len(spec.CPUs) > 0 {
+		if cpus, err = cpuSet(spec.CPUs); err != nil {
+			return Result{}, fmt.Errorf("run %s: %w", name, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	stdout, err := unlinkedTemp("stdout")
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	defer stdout.Close()
+	stderr, err := unlinkedTemp("stderr")
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	defer stderr.Close()
+
+	cmd := &exec.Cmd{
+		Path:   path,
+		Args:   spec.Args,
+		Dir:    spec.Dir,
+		Env:    env,
+		Stdout: stdout, // files, not pipes: Wait never waits on a
+		Stderr: stderr, // descendant that keeps a pipe open
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid: true,
+			// Kill the benchmark if perfbot dies. The signal follows the
+			// parent thread, which stays alive until Wait returns.
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	done := make(chan process, 1)
+	go func() { done <- runLocked(ctx, cmd, spec.Timeout, spec.CPUs, cpus) }()
+	p := <-done
+	if p.err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, p.err)
+	}
+	if p.stop == stopCanceled && !p.state.Success() {
+		return Result{}, fmt.Errorf("run %s: %w", name, context.Cause(ctx))
+	}
+
+	res := Result{Wall: p.wall, Warnings: p.warnings, Unavailable: p.unavailable}
+	tailSize := spec.StderrTail
+	if tailSize <= 0 {
+		tailSize = DefaultStderrTail
+	}
+	tail, cut, err := readTail(stderr, tailSize)
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("read stderr: %v", err))
+	}
+	res.StderrTail = tail
+
+	switch {
+	case p.stop == stopTimedOut && !p.state.Success():
+		res.Run.Status = analysis.StatusTimedOut
+		res.Run.Detail = withStderr(fmt.Sprintf("killed after the %v time limit", spec.Timeout), tail, cut)
+		return res, nil
+	case !p.state.Success():
+		res.Run.Status = analysis.StatusCrashed
+		res.Run.Detail = withStderr(p.state.String(), tail, cut)
+		return res, nil
+	}
+
+	if _, err := stdout.Seek(0, 0); err != nil {
+		return Result{}, fmt.Errorf("run %s: rewind stdout: %w", name, err)
+	}
+	out, err := parseOutput(stdout)
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	res.Config = out.config
+	if len(out.samples) == 0 {
+		res.Run.Status = analysis.StatusNoOutput
+		res.Run.Detail = "exit status 0 but no benchmark line on stdout"
+		if len(out.syntaxErrors) > 0 {
+			res.Run.Detail = "exit status 0 but no parsable benchmark line on stdout:\n" + strings.Join(out.syntaxErrors, "\n")
+		}
+		res.Warnings = append(res.Warnings, out.warnings...)
+		return res, nil
+	}
+	res.Run.Status = analysis.StatusOK
+	res.Run.Samples = append(out.samples, p.samples...)
+	res.Warnings = append(append(out.syntaxErrors, out.warnings...), res.Warnings...)
+	return res, nil
+}
+
+// A stopReason says why the watcher of a process stopped.
+type stopReason int
+
+const (
+	stopExited   stopReason = iota // the process exited by itself
+	stopTimedOut                   // the watcher killed it at the time limit
+	stopCanceled                   // the watcher killed it when ctx ended
+)
+
+// process is what runLocked saw of one benchmark process.
+type process struct {
+	state       *os.ProcessState
+	wall        time.Duration
+	stop        stopReason
+	samples     []analysis.Sample // process samples
+	warnings    []string
+	unavailable map[string]string
+	err         error
+}
+
+// runLocked starts cmd and waits for it on one locked OS thread, so the
+// perf events opened on that thread and its CPU affinity pass to the
+// process tree. It never unlocks the thread: when the goroutine returns,
+// the runtime ends the thread, so a thread with a changed affinity is never
+// handed to other goroutines.
+func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList []int, cpus unix.CPUSet) (p process) {
+	runtime.LockOSThread()
+	if len(cpuList) > 0 {
+		if err := pinThread(cpuList, cpus); err != nil {
+			p.err = err
+			return p
+		}
+	}
+	ctrs := openCounters()
+	defer ctrs.close()
+	ctrs.start()
+	resetOwnPeakRSS()
+	ownBefore, ownErr := ownPeakRSS()
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.err = err
+		return p
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	stopped := make(chan stopReason, 1)
+	go watch(ctx, limit, pid, exited, stopped)
+	waitErr := cmd.Wait()
+	p.wall = time.Since(start)
+	close(exited)
+	p.stop = <-stopped
+	ctrs.stop()
+
+	if cmd.ProcessState == nil {
+		p.err = fmt.Errorf("wait: %w", waitErr)
+		return p
+	}
+	p.state = cmd.ProcessState
+	// Processes the benchmark left behind would run on into the next run.
+	if syscall.Kill(-pid, syscall.SIGKILL) == nil {
+		p.warnings = append(p.warnings, "killed processes the benchmark left running in its process group")
+	}
+
+	samples, warnings := ctrs.read()
+	p.samples = samples
+	p.warnings = append(p.warnings, warnings...)
+	p.samples = append(p.samples, analysis.Sample{
+		Key:   analysis.Key{Benchmark: ProcessBenchmark, Unit: "wall-sec/run"},
+		Value: p.wall.Seconds(),
+	})
+	if ru, ok := p.state.SysUsage().(*syscall.Rusage); ok {
+		ownAfter, err := ownPeakRSS()
+		// Linux reports ru_maxrss in KiB.
+		rss, why := peakRSS(uint64(ru.Maxrss)<<10, ownBefore, ownAfter, errors.Join(ownErr, err))
+		if why == "" {
+			p.samples = append(p.samples, analysis.Sample{
+				Key:   analysis.Key{Benchmark: ProcessBenchmark, Unit: "peak-rss-B/run"},
+				Value: float64(rss),
+			})
+		} else {
+			ctrs.unavailable["peak-rss"] = why
+		}
+	} else {
+		ctrs.unavailable["peak-rss"] = "no rusage from wait"
+	}
+	p.unavailable = ctrs.unavailable
+	return p
+}
+
+// watch kills the process group pid when limit passes or ctx ends before
+// exited is closed, and then reports why it stopped.
+func watch(ctx context.Context, limit time.Duration, pid int, exited <-chan struct{}, stopped chan<- stopReason) {
+	var expired <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		expired = t.C
+	}
+	why := stopExited
+	select {
+	case <-exited:
+	case <-expired:
+		why = stopTimedOut
+	case <-ctx.Done():
+		why = stopCanceled
+	}
+	if why != stopExited {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // ESRCH: it has just exited
+	}
+	stopped <- why
+}
+
+// cpuSet validates cpus and returns them as a set.
+func cpuSet(cpus []int) (unix.CPUSet, error) {
+	var set unix.CPUSet
+	limit := len(set) * 64
+	for _, c := range cpus {
+		if c < 0 || c >= limit {
+			return set, fmt.Errorf("CPU %d out of range [0, %d)", c, limit)
+		}
+		set.Set(c)
+	}
+	return set, nil
+}
+
+// pinThread sets the calling thread's affinity to cpus and checks that
+// the kernel kept all of them.
+func pinThread(list []int, cpus unix.CPUSet) error {
+	if err := unix.SchedSetaffinity(0, &cpus); err != nil {
+		return fmt.Errorf("set CPU affinity %v: %w", list, err)
+	}
+	var got unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &got); err != nil {
+		return fmt.Errorf("get CPU affinity: %w", err)
+	}
+	if got != cpus {
+		return fmt.Errorf("set CPU affinity %v: the kernel allowed only %v", list, cpuList(got))
+	}
+	return nil
+}
+
+// cpuList lists the CPUs in set in increasing order.
+func cpuList(set unix.CPUSet) []int {
+	var list []int
+	for c := range len(set) * 64 {
+		if set.IsSet(c) {
+			list = append(list, c)
+		}
+	}
+	return list
+}
+
+// unlinkedTemp creates a temporary file and removes its name at once, so
+// nothing is left behind whatever happens to perfbot.
+func unlinkedTemp(what string) (*os.File, error) {
+	f, err := os.CreateTemp("", "perfbot-"+what+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("create %s file: %w", what, err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create %s file: %w", what, err)
+	}
+	return f, nil
+}
+
+// withStderr appends the stderr tail to a failure detail.
+func withStderr(detail, tail string, cut bool) string {
+	switch {
+	case tail == "":
+		return detail + "; stderr was empty"
+	case cut:
+		return detail + "\nstderr (last lines):\n" + tail
+	default:
+		return detail + "\nstderr:\n" + tail
+	}
+}
