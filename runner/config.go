@@ -1,0 +1,728 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/perf/benchunit"
+
+	"github.com/perfbot/perfbot/runner/workspace"
+)
+
+// ConfigFile is the path of perfbot's configuration in a repository.
+const ConfigFile = ".perfbot.yml"
+
+// ErrInvalidConfig is wrapped by the errors of ParseConfig and
+// Config.Validate for a configuration that is wrong; the message lists
+// every problem, each naming its field and what to do.
+var ErrInvalidConfig = errors.New("invalid perfbot config")
+
+// A Config says what perfbot builds and measures in a repository and how
+// it judges the result. It is read from .perfbot.yml at the base revision
+// of a comparison, so that a pull request cannot change how it is
+// measured; runner/testdata/perfbot.example.yml is a commented example.
+//
+// Commands are argument lists run without a shell ([go, build, ./...]; for
+// shell syntax write [sh, -c, "…"]). In every argument and environment
+// value perfbot replaces ${PERFBOT_SRC} (the revision's worktree, which is
+// also the working directory) and ${PERFBOT_OUT} (the revision's build
+// output directory); other $ signs are left as they are, and a
+// ${PERFBOT_…} that is neither is an error. The same two variables are in
+// the environment of builds and runs.
+//
+// ParseConfig fills in defaults, so a Config's fields are the values in
+// force: each Benchmark's Count, Warmup and Timeout are its own or the
+// top-level ones.
+type Config struct {
+	// Build is the build commands (YAML build, a list of argument
+	// lists), run in order in the revision's worktree with
+	// ${PERFBOT_OUT} an empty directory for their outputs. Absent: none.
+	// A build is cached per commit and BuildHash.
+	Build [][]string `json:"build"`
+	// BuildTimeout limits each build command (build_timeout, a Go
+	// duration; default 30m).
+	BuildTimeout time.Duration `json:"build_timeout"`
+	// Benchmarks are the programs measured, at least one.
+	Benchmarks []Benchmark `json:"benchmarks"`
+	// Count is the default number of measured runs per revision
+	// (count, ≥ 1; default 10).
+	Count int `json:"count"`
+	// Warmup is the default number of runs per revision made first and
+	// thrown away (warmup, ≥ 0; default 1).
+	Warmup int `json:"warmup"`
+	// MaxCount caps the runs per revision when inconclusive results
+	// ask for more (max_count, ≥ every count; default 30).
+	MaxCount int `json:"max_count"`
+	// Timeout is the default limit on one run (timeout, a Go duration;
+	// default 10m).
+	Timeout time.Duration `json:"timeout"`
+	// Thresholds decide what counts as a change.
+	Thresholds Thresholds `json:"thresholds"`
+	// PrimaryUnits are the units whose changes pass or fail a
+	// comparison (primary_units; default [sec/op]). They are benchfmt's
+	// tidied units: ns/op is written, and stored, as sec/op.
+	PrimaryUnits []string `json:"primary_units"`
+}
+
+// A Benchmark is one program perfbot runs, one process per run, that
+// prints Go benchmark format (a go test -bench binary, or perfbot prove).
+type Benchmark struct {
+	// Name identifies the benchmark in reports and history
+	// (name, [a-z0-9_-]+, unique).
+	Name string `json:"name"`
+	// Command is the program and its first arguments (command, an
+	// argument list); a relative program path is relative to the
+	// worktree, a bare name is looked up in PATH.
+	Command []string `json:"command"`
+	// Args are more arguments, appended to Command (args).
+	Args []string `json:"args"`
+	// Env is added to the run's environment (env, a map; names are
+	// [A-Za-z_][A-Za-z0-9_]*, PERFBOT_SRC and PERFBOT_OUT are reserved).
+	Env map[string]string `json:"env"`
+	// Count is the measured runs per revision (count; default the
+	// top-level count).
+	Count int `json:"count"`
+	// Warmup is the discarded runs per revision (warmup; default the
+	// top-level warmup).
+	Warmup int `json:"warmup"`
+	// Timeout limits one run (timeout; default the top-level timeout).
+	Timeout time.Duration `json:"timeout"`
+	// CPUs, when set, pins each run to these CPUs (cpus, a Linux CPU
+	// list such as "2-5,8" or a YAML list of numbers), sorted and
+	// without repeats.
+	CPUs []int `json:"cpus"`
+}
+
+// Argv returns the benchmark's full argument list, Command then Args,
+// with vars expanded.
+func (b *Benchmark) Argv(vars Vars) []string {
+	return vars.ExpandAll(append(slices.Clone(b.Command), b.Args...))
+}
+
+// Environ returns the benchmark's environment additions as sorted
+// NAME=value strings, values expanded, followed by vars' PERFBOT_SRC and
+// PERFBOT_OUT. The caller adds its base environment.
+func (b *Benchmark) Environ(vars Vars) []string {
+	names := make([]string, 0, len(b.Env))
+	for name := range b.Env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	env := make([]string, 0, len(names)+2)
+	for _, name := range names {
+		env = append(env, name+"="+vars.Expand(b.Env[name]))
+	}
+	return append(env, vars.Environ()...)
+}
+
+// Thresholds decide what counts as a change (YAML thresholds).
+type Thresholds struct {
+	// Alpha is the significance level after Holm correction
+	// (alpha, in (0, 1); default 0.05).
+	Alpha float64 `json:"alpha"`
+	// MinChangePct is the smallest change, in percent, that counts while
+	// history is too short to measure a phase's noise
+	// (min_change_pct, ≥ 0; default 1.0).
+	MinChangePct float64 `json:"min_change_pct"`
+	// MinHistory is the number of baseline runs needed before the noise
+	// floor is learned from history (min_history, ≥ 2; default 10).
+	MinHistory int `json:"min_history"`
+}
+
+// Vars are the values of the variables perfbot expands in commands,
+// arguments and environment values.
+type Vars struct {
+	// Src is ${PERFBOT_SRC}: the revision's worktree.
+	Src string
+	// Out is ${PERFBOT_OUT}: the revision's build output directory.
+	Out string
+}
+
+// Expand returns s with ${PERFBOT_SRC} and ${PERFBOT_OUT} replaced.
+func (v Vars) Expand(s string) string {
+	if !strings.Contains(s, "${PERFBOT_") {
+		return s
+	}
+	return strings.NewReplacer("${PERFBOT_SRC}", v.Src, "${PERFBOT_OUT}", v.Out).Replace(s)
+}
+
+// ExpandAll returns a new slice of args, each expanded.
+func (v Vars) ExpandAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = v.Expand(a)
+	}
+	return out
+}
+
+// Environ returns PERFBOT_SRC=… and PERFBOT_OUT=….
+func (v Vars) Environ() []string {
+	return []string{"PERFBOT_SRC=" + v.Src, "PERFBOT_OUT=" + v.Out}
+}
+
+// DefaultConfig returns the configuration used for a repository without
+// .perfbot.yml; it fits this repository: build cmd/perfbot and run one
+// 2^16-constraint proof per process.
+func DefaultConfig() *Config {
+	return &Config{
+		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
+		BuildTimeout: defaultBuildTimeout,
+		Benchmarks: []Benchmark{{
+			Name:    "prove",
+			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:    []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
+			Count:   defaultCount,
+			Warmup:  defaultWarmup,
+			Timeout: defaultTimeout,
+		}},
+		Count:        defaultCount,
+		Warmup:       defaultWarmup,
+		MaxCount:     defaultMaxCount,
+		Timeout:      defaultTimeout,
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10},
+		PrimaryUnits: []string{"sec/op"},
+	}
+}
+
+const (
+	defaultCount        = 10
+	defaultWarmup       = 1
+	defaultMaxCount     = 30
+	defaultTimeout      = 10 * time.Minute
+	defaultBuildTimeout = 30 * time.Minute
+)
+
+// LoadConfig reads .perfbot.yml at baseSHA (the base revision of a
+// comparison) and parses it, or returns DefaultConfig when the file is
+// not there. source says which it was, for logs and reports:
+// ".perfbot.yml at 0123456789ab" or "default (no .perfbot.yml at 0123456789ab)".
+func LoadConfig(ctx context.Context, ws *workspace.Workspace, baseSHA string) (cfg *Config, source string, err error) {
+	at := baseSHA
+	if len(at) > 12 {
+		at = at[:12]
+	}
+	data, err := ws.ReadFile(ctx, baseSHA, ConfigFile)
+	if errors.Is(err, workspace.ErrFileNotFound) {
+		return DefaultConfig(), fmt.Sprintf("default (no %s at %s)", ConfigFile, at), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("load config: %w", err)
+	}
+	source = fmt.Sprintf("%s at %s", ConfigFile, at)
+	cfg, err = ParseConfig(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", source, err)
+	}
+	return cfg, source, nil
+}
+
+// The YAML schema. Pointers tell an absent key (take the default) from a
+// zero (validate it).
+type (
+	rawConfig struct {
+		Build        []argList      `yaml:"build"`
+		BuildTimeout *string        `yaml:"build_timeout"`
+		Benchmarks   []rawBenchmark `yaml:"benchmarks"`
+		Count        *int           `yaml:"count"`
+		Warmup       *int           `yaml:"warmup"`
+		MaxCount     *int           `yaml:"max_count"`
+		Timeout      *string        `yaml:"timeout"`
+		Thresholds   rawThresholds  `yaml:"thresholds"`
+		PrimaryUnits *[]string      `yaml:"primary_units"`
+	}
+	rawBenchmark struct {
+		Name    string            `yaml:"name"`
+		Command argList           `yaml:"command"`
+		Args    argList           `yaml:"args"`
+		Env     map[string]string `yaml:"env"`
+		Count   *int              `yaml:"count"`
+		Warmup  *int              `yaml:"warmup"`
+		Timeout *string           `yaml:"timeout"`
+		CPUs    cpuList           `yaml:"cpus"`
+	}
+	rawThresholds struct {
+		Alpha        *float64 `yaml:"alpha"`
+		MinChangePct *float64 `yaml:"min_change_pct"`
+		MinHistory   *int     `yaml:"min_history"`
+	}
+)
+
+// An argList is a command or its arguments: a YAML list of scalars.
+type argList []string
+
+// UnmarshalYAML rejects a string where a list belongs, with advice.
+func (a *argList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.SequenceNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: a command is a list of arguments, not %s; write it as [go, build, ./cmd/x] "+
+				"(no shell runs it; for shell syntax write [sh, -c, \"...\"])", n.Line, kindName(n))}}
+	}
+	args := make([]string, 0, len(n.Content))
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+				"line %d: an argument must be a single value, not %s; quote it", c.Line, kindName(c))}}
+		}
+		args = append(args, c.Value)
+	}
+	*a = args
+	return nil
+}
+
+// A cpuList is a CPU affinity list: "2-5,8" or [2, 3, 4, 5, 8].
+type cpuList []int
+
+// maxCPU bounds CPU numbers, as Linux's CONFIG_NR_CPUS does.
+const maxCPU = 8192
+
+// UnmarshalYAML parses a Linux CPU list string or a list of numbers.
+func (l *cpuList) UnmarshalYAML(n *yaml.Node) error {
+	bad := func(format string, args ...any) error {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cpus: ", n.Line) + fmt.Sprintf(format, args...) +
+			`; write a CPU list such as "2-5,8" or [2, 3, 4, 5, 8]`}}
+	}
+	var cpus []int
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if strings.TrimSpace(n.Value) == "" {
+			return bad("empty")
+		}
+		for part := range strings.SplitSeq(n.Value, ",") {
+			part = strings.TrimSpace(part)
+			lo, hi, isRange := strings.Cut(part, "-")
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := a, error(nil)
+			if isRange {
+				b, err2 = strconv.Atoi(hi)
+			}
+			if err1 != nil || err2 != nil || a < 0 || b < a || b >= maxCPU {
+				return bad("%q is not a CPU number or range lo-hi", part)
+			}
+			for c := a; c <= b; c++ {
+				cpus = append(cpus, c)
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			v, err := strconv.Atoi(c.Value)
+			if c.Kind != yaml.ScalarNode || err != nil || v < 0 || v >= maxCPU {
+				return bad("%q is not a CPU number", c.Value)
+			}
+			cpus = append(cpus, v)
+		}
+		if len(cpus) == 0 {
+			return bad("empty list")
+		}
+	default:
+		return bad("want a string or a list, not %s", kindName(n))
+	}
+	slices.Sort(cpus)
+	*l = slices.Compact(cpus)
+	return nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the string %q", n.Value)
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return "that"
+}
+
+// ParseConfig parses .perfbot.yml, fills in defaults and validates the
+// result. YAML keys are checked: an unknown key is an error naming it
+// and its line. Errors wrap ErrInvalidConfig.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var raw rawConfig
+	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlProblems(err).err()
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: more than one YAML document (a line \"---\"); keep one", ErrInvalidConfig)
+	}
+	var p problems
+	c := raw.resolve(&p)
+	c.check(&p)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolve turns the YAML into a Config with defaults filled in, noting
+// values that do not parse.
+func (r *rawConfig) resolve(p *problems) *Config {
+	c := &Config{
+		Count:        intOr(r.Count, defaultCount),
+		Warmup:       intOr(r.Warmup, defaultWarmup),
+		MaxCount:     intOr(r.MaxCount, defaultMaxCount),
+		Timeout:      durationOr(p, "timeout", r.Timeout, defaultTimeout),
+		BuildTimeout: durationOr(p, "build_timeout", r.BuildTimeout, defaultBuildTimeout),
+		Thresholds: Thresholds{
+			Alpha:        floatOr(r.Thresholds.Alpha, 0.05),
+			MinChangePct: floatOr(r.Thresholds.MinChangePct, 1.0),
+			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
+		},
+		PrimaryUnits: []string{"sec/op"},
+	}
+	if r.PrimaryUnits != nil {
+		c.PrimaryUnits = *r.PrimaryUnits
+	}
+	for _, cmd := range r.Build {
+		c.Build = append(c.Build, []string(cmd))
+	}
+	for i, rb := range r.Benchmarks {
+		c.Benchmarks = append(c.Benchmarks, Benchmark{
+			Name:    rb.Name,
+			Command: rb.Command,
+			Args:    rb.Args,
+			Env:     rb.Env,
+			Count:   intOr(rb.Count, c.Count),
+			Warmup:  intOr(rb.Warmup, c.Warmup),
+			Timeout: durationOr(p, benchField(i, rb.Name, "timeout"), rb.Timeout, c.Timeout),
+			CPUs:    rb.CPUs,
+		})
+	}
+	c.normalize()
+	return c
+}
+
+// Validate checks a Config made in code the way ParseConfig checks a
+// parsed one; errors wrap ErrInvalidConfig.
+func (c *Config) Validate() error {
+	var p problems
+	c.check(&p)
+	return p.err()
+}
+
+var (
+	benchName = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	varRef    = regexp.MustCompile(`\$\{?PERFBOT_[A-Za-z0-9_]*\}?`)
+)
+
+// check notes every problem of c.
+func (c *Config) check(p *problems) {
+	atLeast(p, "count", c.Count, 1)
+	atLeast(p, "warmup", c.Warmup, 0)
+	if c.MaxCount < c.Count {
+		p.add("max_count: %d is less than count %d; raise max_count or lower count", c.MaxCount, c.Count)
+	}
+	positive(p, "timeout", c.Timeout)
+	positive(p, "build_timeout", c.BuildTimeout)
+	for i, cmd := range c.Build {
+		field := fmt.Sprintf("build[%d]", i)
+		if len(cmd) == 0 || cmd[0] == "" {
+			p.add("%s: empty command; write the program and its arguments, as [go, build, ./...]", field)
+		}
+		checkVars(p, field, cmd)
+	}
+	if len(c.Benchmarks) == 0 {
+		p.add("benchmarks: none; add at least one, as\n" +
+			"      benchmarks:\n        - name: prove\n          command: [\"${PERFBOT_OUT}/perfbot\", prove]")
+	}
+	seen := map[string]int{}
+	for i := range c.Benchmarks {
+		b := &c.Benchmarks[i]
+		f := func(name string) string { return benchField(i, b.Name, name) }
+		switch {
+		case b.Name == "":
+			p.add("%s: missing; give each benchmark a name of a-z, 0-9, _ and -", f("name"))
+		case !benchName.MatchString(b.Name):
+			p.add("%s: %q has characters other than a-z, 0-9, _ and -; rename it", f("name"), b.Name)
+		}
+		if j, dup := seen[b.Name]; dup && b.Name != "" {
+			p.add("%s: %q is also the name of benchmarks[%d]; names must be unique", f("name"), b.Name, j)
+		} else {
+			seen[b.Name] = i
+		}
+		if len(b.Command) == 0 || b.Command[0] == "" {
+			p.add("%s: missing; write the program and its arguments, as [\"${PERFBOT_OUT}/perfbot\", prove]", f("command"))
+		}
+		checkVars(p, f("command"), b.Command)
+		checkVars(p, f("args"), b.Args)
+		for name, value := range b.Env {
+			switch {
+			case !envName.MatchString(name):
+				p.add("%s: %q is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", f("env"), name)
+			case name == "PERFBOT_SRC" || name == "PERFBOT_OUT":
+				p.add("%s: %s is set by perfbot; remove it", f("env"), name)
+			}
+			checkVars(p, f("env."+name), []string{value})
+		}
+		// A value equal to the top-level one was checked there.
+		if b.Count != c.Count {
+			atLeast(p, f("count"), b.Count, 1)
+			if b.Count > c.MaxCount {
+				p.add("%s: %d is more than max_count %d; raise max_count or lower count", f("count"), b.Count, c.MaxCount)
+			}
+		}
+		if b.Warmup != c.Warmup {
+			atLeast(p, f("warmup"), b.Warmup, 0)
+		}
+		if b.Timeout != c.Timeout {
+			positive(p, f("timeout"), b.Timeout)
+		}
+		for _, cpu := range b.CPUs {
+			if cpu < 0 || cpu >= maxCPU {
+				p.add("%s: %d is not a CPU number", f("cpus"), cpu)
+			}
+		}
+	}
+	t := c.Thresholds
+	if !(t.Alpha > 0 && t.Alpha < 1) {
+		p.add("thresholds.alpha: %v is not between 0 and 1; use a significance level such as 0.05", t.Alpha)
+	}
+	if !(t.MinChangePct >= 0) {
+		p.add("thresholds.min_change_pct: %v is negative; use a percentage such as 1.0", t.MinChangePct)
+	}
+	if t.MinHistory < 2 {
+		p.add("thresholds.min_history: %d is less than 2; noise is measured between adjacent baseline runs, so use 2 or more (10 is the default)", t.MinHistory)
+	}
+	if len(c.PrimaryUnits) == 0 {
+		p.add("primary_units: empty; name at least one unit, as [sec/op]")
+	}
+	for i, u := range c.PrimaryUnits {
+		if u == "" {
+			p.add("primary_units[%d]: empty unit", i)
+		} else if _, tidy := benchunit.Tidy(1, u); tidy != u {
+			p.add("primary_units[%d]: %q is stored as %q; write %q", i, u, tidy, tidy)
+		} else if slices.Index(c.PrimaryUnits, u) < i {
+			p.add("primary_units[%d]: %q is listed twice", i, u)
+		}
+	}
+}
+
+// checkVars notes references to unknown ${PERFBOT_…} variables and to
+// $PERFBOT_… without braces.
+func checkVars(p *problems, field string, args []string) {
+	for _, a := range args {
+		for _, ref := range varRef.FindAllString(a, -1) {
+			switch ref {
+			case "${PERFBOT_SRC}", "${PERFBOT_OUT}":
+			case "$PERFBOT_SRC", "$PERFBOT_OUT":
+				p.add("%s: %q: no shell expands %s; write ${%s}", field, a, ref, ref[1:])
+			default:
+				p.add("%s: %q: perfbot knows ${PERFBOT_SRC} and ${PERFBOT_OUT}, not %s", field, a, ref)
+			}
+		}
+	}
+}
+
+func benchField(i int, name, field string) string {
+	if name == "" {
+		return fmt.Sprintf("benchmarks[%d].%s", i, field)
+	}
+	return fmt.Sprintf("benchmarks[%d] (%s).%s", i, name, field)
+}
+
+func atLeast(p *problems, field string, v, min int) {
+	if v < min {
+		p.add("%s: %d is less than %d; set it to %d or more", field, v, min, min)
+	}
+}
+
+func positive(p *problems, field string, d time.Duration) {
+	if d <= 0 {
+		p.add("%s: %v is not positive; write a Go duration such as \"90s\" or \"5m\"", field, d)
+	}
+}
+
+func intOr(v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func floatOr(v *float64, def float64) float64 {
+	if v == nil {
+		return def
+	}
+	return *v
+}
+
+func durationOr(p *problems, field string, v *string, def time.Duration) time.Duration {
+	if v == nil {
+		return def
+	}
+	d, err := time.ParseDuration(*v)
+	if err != nil {
+		p.add("%s: %q is not a duration; write a Go duration such as \"90s\", \"5m\" or \"1h30m\"", field, *v)
+		return def
+	}
+	return d
+}
+
+// normalize makes equal configurations equal in Go: empty slices and maps
+// are nil.
+func (c *Config) normalize() {
+	if len(c.Build) == 0 {
+		c.Build = nil
+	}
+	if len(c.PrimaryUnits) == 0 {
+		c.PrimaryUnits = nil
+	}
+	for i := range c.Benchmarks {
+		b := &c.Benchmarks[i]
+		if len(b.Command) == 0 {
+			b.Command = nil
+		}
+		if len(b.Args) == 0 {
+			b.Args = nil
+		}
+		if len(b.Env) == 0 {
+			b.Env = nil
+		}
+		if len(b.CPUs) == 0 {
+			b.CPUs = nil
+		}
+	}
+}
+
+// Hash returns the hexadecimal SHA-256 of the configuration's canonical
+// JSON: equal for configurations that mean the same (however the YAML
+// was written, with defaults spelled out or not), different when any
+// value differs.
+func (c *Config) Hash() string {
+	return hashJSON("perfbot config v1", c.normalizedCopy())
+}
+
+// BuildHash returns the hexadecimal SHA-256 of the build commands alone:
+// the build cache's key with the commit, so that changing a benchmark or
+// a threshold does not rebuild.
+func (c *Config) BuildHash() string {
+	return hashJSON("perfbot build v1", c.normalizedCopy().Build)
+}
+
+func (c *Config) normalizedCopy() *Config {
+	cp := *c
+	cp.Benchmarks = slices.Clone(c.Benchmarks)
+	cp.normalize()
+	return &cp
+}
+
+func hashJSON(domain string, v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("runner: hash %s: %v", domain, err)) // plain data always marshals
+	}
+	h := sha256.New()
+	h.Write([]byte(domain + "\n"))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// problems collects configuration problems.
+type problems []string
+
+func (p *problems) add(format string, args ...any) {
+	*p = append(*p, fmt.Sprintf(format, args...))
+}
+
+func (p problems) err() error {
+	switch len(p) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, p[0])
+	}
+	return fmt.Errorf("%w:\n  - %s", ErrInvalidConfig, strings.Join(p, "\n  - "))
+}
+
+// unknownField matches yaml.v3's message for a key no field takes.
+var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+
+// yamlProblems rewrites a YAML decoding error for people: an unknown key
+// is named with its line, its section and the keys that section knows.
+func yamlProblems(err error) problems {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return problems{strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var p problems
+	for _, msg := range te.Errors {
+		m := unknownField.FindStringSubmatch(msg)
+		if m == nil {
+			p = append(p, msg)
+			continue
+		}
+		section, known := "at the top level", yamlKeys(rawConfig{})
+		switch m[3] {
+		case "runner.rawBenchmark":
+			section, known = "in a benchmark", yamlKeys(rawBenchmark{})
+		case "runner.rawThresholds":
+			section, known = "in thresholds", yamlKeys(rawThresholds{})
+		}
+		hint := ""
+		if near := nearest(m[2], known); near != "" {
+			hint = fmt.Sprintf("did you mean %q? ", near)
+		}
+		p.add("line %s: unknown key %q %s; %sknown keys: %s", m[1], m[2], section, hint, strings.Join(known, ", "))
+	}
+	return p
+}
+
+// yamlKeys returns the YAML keys of a struct's fields, in order.
+func yamlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// nearest returns the key within edit distance 2 of s, or "".
+func nearest(s string, keys []string) string {
+	best, bestD := "", 3
+	for _, k := range keys {
+		if d := editDistance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

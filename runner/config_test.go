@@ -1,0 +1,319 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/runner/workspace"
+	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+)
+
+func TestParseConfigExample(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("testdata/perfbot.example.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
+		BuildTimeout: 30 * time.Minute,
+		Benchmarks: []Benchmark{{
+			Name:    "prove",
+			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:    []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
+			Count:   10,
+			Warmup:  1,
+			Timeout: 10 * time.Minute,
+		}, {
+			Name:    "synthesis",
+			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:    []string{"--phases", "synthesis", "--constraints", "2^18", "--count", "1", "--quiet"},
+			Env:     map[string]string{"GOMAXPROCS": "4", "PERFBOT_KEY_DIR": "${PERFBOT_OUT}/keys"},
+			Count:   20,
+			Warmup:  2,
+			Timeout: 5 * time.Minute,
+			CPUs:    []int{2, 3, 4, 5},
+		}},
+		Count:        10,
+		Warmup:       1,
+		MaxCount:     30,
+		Timeout:      10 * time.Minute,
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10},
+		PrimaryUnits: []string{"sec/op"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseConfig(example) =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// The default is the example without its second benchmark.
+	want.Benchmarks = want.Benchmarks[:1]
+	if def := DefaultConfig(); !reflect.DeepEqual(def, want) {
+		t.Errorf("DefaultConfig() =\n%+v\nwant\n%+v", def, want)
+	}
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig().Validate(): %v", err)
+	}
+
+	vars := Vars{Src: "/w/src", Out: "/w/out"}
+	syn := got.Benchmarks[1]
+	if argv := syn.Argv(vars); !reflect.DeepEqual(argv, []string{"/w/out/perfbot", "prove", "--phases", "synthesis", "--constraints", "2^18", "--count", "1", "--quiet"}) {
+		t.Errorf("Argv = %q", argv)
+	}
+	if env := syn.Environ(vars); !reflect.DeepEqual(env, []string{"GOMAXPROCS=4", "PERFBOT_KEY_DIR=/w/out/keys", "PERFBOT_SRC=/w/src", "PERFBOT_OUT=/w/out"}) {
+		t.Errorf("Environ = %q", env)
+	}
+	if syn.Command[0] != "${PERFBOT_OUT}/perfbot" {
+		t.Errorf("Argv changed the config: %q", syn.Command)
+	}
+}
+
+func TestParseConfigFillsDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := ParseConfig([]byte("benchmarks:\n  - name: b\n    command: [./bench]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		BuildTimeout: 30 * time.Minute,
+		Benchmarks:   []Benchmark{{Name: "b", Command: []string{"./bench"}, Count: 10, Warmup: 1, Timeout: 10 * time.Minute}},
+		Count:        10, Warmup: 1, MaxCount: 30, Timeout: 10 * time.Minute,
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1, MinHistory: 10},
+		PrimaryUnits: []string{"sec/op"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseConfig =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Top-level defaults flow into benchmarks that set nothing, not into
+	// those that set their own; zero warm-up is allowed.
+	got, err = ParseConfig([]byte(`
+count: 5
+warmup: 0
+timeout: 90s
+benchmarks:
+  - {name: a, command: [a]}
+  - {name: b, command: [b], count: 7, warmup: 3, timeout: 1h, cpus: [3, 1, 1]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := got.Benchmarks[0], got.Benchmarks[1]
+	if a.Count != 5 || a.Warmup != 0 || a.Timeout != 90*time.Second || a.CPUs != nil {
+		t.Errorf("benchmark a = %+v, want count 5, warmup 0, timeout 90s, no cpus", a)
+	}
+	if b.Count != 7 || b.Warmup != 3 || b.Timeout != time.Hour || !reflect.DeepEqual(b.CPUs, []int{1, 3}) {
+		t.Errorf("benchmark b = %+v, want count 7, warmup 3, timeout 1h, cpus [1 3]", b)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	t.Parallel()
+	const bench = "benchmarks:\n  - name: b\n    command: [x]\n"
+	cases := []struct {
+		name, yaml string
+		want       []string // substrings of the message
+	}{
+		{"unknown top-level key with line", "count: 3\ncuont: 4\n" + bench,
+			[]string{`line 2: unknown key "cuont" at the top level`, `did you mean "count"?`, "known keys: build, build_timeout, benchmarks"}},
+		{"unknown benchmark key with line", "benchmarks:\n  - name: b\n    command: [x]\n    repeat: 3\n",
+			[]string{`line 4: unknown key "repeat" in a benchmark`, "known keys: name, command, args, env, count, warmup, timeout, cpus"}},
+		{"unknown threshold key", bench + "thresholds:\n  alfa: 0.1\n",
+			[]string{`line 5: unknown key "alfa" in thresholds`, `did you mean "alpha"?`}},
+		{"bad duration", "timeout: 5 minutes\n" + bench,
+			[]string{`timeout: "5 minutes" is not a duration; write a Go duration such as "90s"`}},
+		{"bad benchmark duration", "benchmarks:\n  - name: b\n    command: [x]\n    timeout: 5\n",
+			[]string{`benchmarks[0] (b).timeout: "5" is not a duration`}},
+		{"zero timeout", "build_timeout: 0s\n" + bench,
+			[]string{`build_timeout: 0s is not positive`}},
+		{"max_count below count", "count: 20\nmax_count: 10\n" + bench,
+			[]string{"max_count: 10 is less than count 20; raise max_count or lower count"}},
+		{"benchmark count above max_count", "benchmarks:\n  - name: b\n    command: [x]\n    count: 31\n",
+			[]string{"benchmarks[0] (b).count: 31 is more than max_count 30"}},
+		{"zero count", "count: 0\n" + bench,
+			[]string{"count: 0 is less than 1; set it to 1 or more"}},
+		{"negative warmup", "benchmarks:\n  - name: b\n    command: [x]\n    warmup: -1\n",
+			[]string{"benchmarks[0] (b).warmup: -1 is less than 0"}},
+		{"duplicate names", "benchmarks:\n  - {name: b, command: [x]}\n  - {name: b, command: [y]}\n",
+			[]string{`benchmarks[1] (b).name: "b" is also the name of benchmarks[0]; names must be unique`}},
+		{"bad name", "benchmarks:\n  - {name: Prove Big, command: [x]}\n",
+			[]string{`benchmarks[0] (Prove Big).name: "Prove Big" has characters other than a-z, 0-9, _ and -`}},
+		{"missing name and command", "benchmarks:\n  - {count: 2}\n",
+			[]string{"benchmarks[0].name: missing", "benchmarks[0].command: missing"}},
+		{"no benchmarks", "count: 3\n", []string{"benchmarks: none; add at least one"}},
+		{"empty file", "", []string{"benchmarks: none"}},
+		{"alpha out of range", bench + "thresholds: {alpha: 1}\n",
+			[]string{"thresholds.alpha: 1 is not between 0 and 1"}},
+		{"negative min change", bench + "thresholds: {min_change_pct: -1}\n",
+			[]string{"thresholds.min_change_pct: -1 is negative"}},
+		{"min history", bench + "thresholds: {min_history: 1}\n",
+			[]string{"thresholds.min_history: 1 is less than 2"}},
+		{"untidy unit", bench + "primary_units: [ns/op]\n",
+			[]string{`primary_units[0]: "ns/op" is stored as "sec/op"; write "sec/op"`}},
+		{"no units", bench + "primary_units: []\n", []string{"primary_units: empty"}},
+		{"command as a string", "build:\n  - go build ./...\n" + bench,
+			[]string{"line 2: a command is a list of arguments, not the string \"go build ./...\"", "[sh, -c"}},
+		{"unbraced variable", "build:\n  - [go, build, -o, $PERFBOT_OUT/x]\n" + bench,
+			[]string{`build[0]: "$PERFBOT_OUT/x": no shell expands $PERFBOT_OUT; write ${PERFBOT_OUT}`}},
+		{"unknown variable", "benchmarks:\n  - name: b\n    command: [x, \"${PERFBOT_BIN}\"]\n",
+			[]string{`benchmarks[0] (b).command: "${PERFBOT_BIN}": perfbot knows ${PERFBOT_SRC} and ${PERFBOT_OUT}, not ${PERFBOT_BIN}`}},
+		{"reserved env", "benchmarks:\n  - name: b\n    command: [x]\n    env: {PERFBOT_OUT: /x, 1X: y}\n",
+			[]string{"benchmarks[0] (b).env: PERFBOT_OUT is set by perfbot", `"1X" is not an environment variable name`}},
+		{"bad cpus", "benchmarks:\n  - name: b\n    command: [x]\n    cpus: 5-2\n",
+			[]string{`line 4: cpus: "5-2" is not a CPU number or range`}},
+		{"empty build command", "build:\n  - []\n" + bench, []string{"build[0]: empty command"}},
+		{"wrong type", "count: many\n" + bench, []string{"line 1: cannot unmarshal !!str `many` into int"}},
+		{"two documents", bench + "---\n" + bench, []string{"more than one YAML document"}},
+		{"syntax", "benchmarks: [\n", []string{"line"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := ParseConfig([]byte(c.yaml))
+			if err == nil {
+				t.Fatalf("ParseConfig = %+v, want an error", cfg)
+			}
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("error %v does not wrap ErrInvalidConfig", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigHash(t *testing.T) {
+	t.Parallel()
+	parse := func(s string) *Config {
+		t.Helper()
+		c, err := ParseConfig([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	base := parse(`
+build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]
+benchmarks:
+  - name: b
+    command: ["${PERFBOT_OUT}/x"]
+    env: {A: "1", B: "2"}
+`)
+	same := []string{
+		// Flow versus block style, quoting, key order, defaults spelled out.
+		`
+# a comment
+benchmarks:
+  - command:
+      - ${PERFBOT_OUT}/x
+    env:
+      B: 2
+      A: 1
+    name: "b"
+    count: 10
+    timeout: 600s
+    args: []
+build:
+  - - go
+    - build
+    - -o
+    - '${PERFBOT_OUT}/x'
+    - .
+count: 10
+warmup: 1
+thresholds: {alpha: 0.050, min_change_pct: 1}
+primary_units: [sec/op]
+`,
+	}
+	for _, s := range same {
+		if got, want := parse(s).Hash(), base.Hash(); got != want {
+			t.Errorf("equivalent YAML hashes differently:\n%s", s)
+		}
+		if got, want := parse(s).BuildHash(), base.BuildHash(); got != want {
+			t.Errorf("equivalent YAML has another BuildHash:\n%s", s)
+		}
+	}
+	// Pinned: a change re-keys every cached build and every history
+	// series, so make it on purpose (and say so in the commit).
+	def := DefaultConfig()
+	if got, want := def.Hash(), "ae7608a294ac2d6bd152846984fa205b18c84925e6b6e49f3e7c7cd34632daed"; got != want {
+		t.Errorf("DefaultConfig().Hash() = %s, want %s", got, want)
+	}
+	if got, want := def.BuildHash(), "234c5c2e108629029065b675d98ec6c4f729cb82bf92f8fb41de7b58f8ed8b0d"; got != want {
+		t.Errorf("DefaultConfig().BuildHash() = %s, want %s", got, want)
+	}
+	// An empty slice made in code hashes like an absent one.
+	code := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
+build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+	code.Benchmarks[0].Args = []string{}
+	if code.Hash() != base.Hash() {
+		t.Error("Args []string{} hashes unlike nil")
+	}
+
+	changed := map[string]func(c *Config){
+		"count":      func(c *Config) { c.Benchmarks[0].Count = 11 },
+		"env":        func(c *Config) { c.Benchmarks[0].Env = map[string]string{"A": "1", "B": "3"} },
+		"alpha":      func(c *Config) { c.Thresholds.Alpha = 0.01 },
+		"arg":        func(c *Config) { c.Benchmarks[0].Args = []string{"-v"} },
+		"cpus":       func(c *Config) { c.Benchmarks[0].CPUs = []int{0} },
+		"build":      func(c *Config) { c.Build[0] = append(c.Build[0], "-race") },
+		"max_count":  func(c *Config) { c.MaxCount = 31 },
+		"build time": func(c *Config) { c.BuildTimeout = time.Hour },
+	}
+	for name, change := range changed {
+		c := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
+build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+		change(c)
+		if c.Hash() == base.Hash() {
+			t.Errorf("changing %s left Hash unchanged", name)
+		}
+		if (c.BuildHash() != base.BuildHash()) != (name == "build") {
+			t.Errorf("changing %s: BuildHash changed = %v", name, c.BuildHash() != base.BuildHash())
+		}
+	}
+}
+
+func TestLoadConfigFromBaseRevision(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := workspacetest.New(t)
+	without := repo.Commit(t, "no config", map[string]string{"README": "x\n"})
+	with := repo.Commit(t, "config", map[string]string{ConfigFile: "count: 3\nbenchmarks: [{name: b, command: [x]}]\n"})
+	broken := repo.Commit(t, "broken config", map[string]string{ConfigFile: "count: 3\nbogus: 1\nbenchmarks: [{name: b, command: [x]}]\n"})
+	// The working tree's copy is not what counts.
+	if err := os.WriteFile(repo.Dir+"/"+ConfigFile, []byte("nonsense: ["), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(ctx, repo.Dir, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, source, err := LoadConfig(ctx, ws, without)
+	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) || source != "default (no .perfbot.yml at "+without[:12]+")" {
+		t.Errorf("LoadConfig(without) = %+v, %q, %v; want the default", cfg, source, err)
+	}
+	cfg, source, err = LoadConfig(ctx, ws, with)
+	if err != nil || cfg.Count != 3 || source != ".perfbot.yml at "+with[:12] {
+		t.Errorf("LoadConfig(with) = %+v, %q, %v; want count 3 from the file", cfg, source, err)
+	}
+	_, _, err = LoadConfig(ctx, ws, broken)
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), ".perfbot.yml at "+broken[:12]) ||
+		!strings.Contains(err.Error(), `line 2: unknown key "bogus"`) {
+		t.Errorf("LoadConfig(broken) error = %v", err)
+	}
+	if _, _, err = LoadConfig(ctx, ws, "no-such-rev"); !errors.Is(err, workspace.ErrUnknownRevision) {
+		t.Errorf("LoadConfig(unknown) error = %v, want ErrUnknownRevision", err)
+	}
+}
