@@ -1,10 +1,32 @@
 // Package analysis compares samples of a base and a head revision and
-// explains the difference, phase by phase: Mann-Whitney U and median
-// intervals from golang.org/x/perf/benchmath, Holm correction, a noise floor
-// learned from history, attribution of the change in total time to phases,
-// and the rendered report.
+// explains the difference, phase by phase.
 //
-// In flow samples and history; out flows a Report. The package does no I/O:
-// it never opens a file, a socket or a database. The compare issue fills it
-// in.
+// In flow the runs of both sides (a Run per execution of a revision's
+// benchmark, with its Status and Samples), the baseline History of every
+// series and, optionally, each side's Env. Compare reduces every ok run to
+// one value per series (Key: benchmark, phase, unit), then for every
+// series measured on both sides:
+//
+//   - summarizes each side with the median and its confidence interval and
+//     tests the difference with Mann-Whitney U, through
+//     golang.org/x/perf/benchmath.AssumeNothing: the same numbers benchstat
+//     prints;
+//   - corrects the p-values with Holm's method: the rows in the primary
+//     units (Options.PrimaryUnits, "sec/op" by default) form one family,
+//     since together they decide the verdict; every other unit is a family
+//     of its own;
+//   - compares |Δ%| with the series' noise floor, learned from history by
+//     rustc-perf's rule (NoiseFloor) and never below Options.MinChangePct;
+//   - gives a verdict: regression or improvement (significant and above the
+//     floor; HigherIsBetter says which way is worse), no-change, or
+//     inconclusive with a reason (too few runs, too noisy, runs failed).
+//
+// Out flows a Report: the rows, the overall verdict, the attribution of the
+// change in each benchmark's total phase to its phases, run counts and
+// failures, and Warnings, the caveats a reader must see. RenderMarkdown
+// (the PR comment), RenderText (a terminal) and RenderJSON print it.
+//
+// The package does no I/O: it never opens a file, a socket or a database
+// and never reads the clock or the environment. Renderers write to the
+// io.Writer they are given.
 package analysis

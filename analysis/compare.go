@@ -1,0 +1,379 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// An Input is what Compare compares.
+type Input struct {
+	// BaseRev and HeadRev are the revisions (full SHAs). When empty, the
+	// first run's Revision is used.
+	BaseRev, HeadRev string
+	// Base and Head are each side's runs, in the order they ran (the
+	// drift check relies on it), failed runs included.
+	Base, Head []Run
+	// History is the baseline history of each series, for noise floors;
+	// it may be nil.
+	History History
+	// BaseEnv and HeadEnv describe where each side ran; either may be
+	// nil. Compare warns about every key whose values differ.
+	BaseEnv, HeadEnv Env
+}
+
+// Compare compares head against base and returns the report. For every
+// series measured by ok runs of both sides it takes one value per run (the
+// median of the run's values for the series), summarizes each side with
+// the median and its confidence interval and tests the difference with
+// Mann-Whitney U (benchmath.AssumeNothing, as benchstat does), corrects
+// the p-values with Holm's method within a family, and compares |Δ%| with
+// the series' noise floor. Failed runs are counted and reported, never
+// compared. Zero fields of opts take their defaults.
+func Compare(in Input, opts Options) *Report {
+	opts = opts.withDefaults()
+	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
+	opts.HigherBetterUnits = slices.Clone(opts.HigherBetterUnits)
+	c := &comparer{opts: opts, order: make(map[Key]int)}
+	r := &Report{
+		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
+		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
+		BaseEnv:  in.BaseEnv,
+		HeadEnv:  in.HeadEnv,
+		Options:  opts,
+		Phases:   []Row{},
+		Warnings: []string{},
+	}
+	base := c.collect("base", r.Base, in.Base)
+	head := c.collect("head", r.Head, in.Head)
+	c.sortKeys()
+	r.Runs = Runs{Base: base.runs, Head: head.runs}
+	r.Failures = append(base.failures, head.failures...)
+	r.OnlyBase, r.OnlyHead = c.onlyOne(base, head)
+	c.label = labeler(c.keys)
+
+	c.warnRuns(r, base, head)
+	if base.withSamples == 0 || head.withSamples == 0 {
+		r.Verdict = VerdictError
+		c.warnEnv(r)
+		r.Warnings = append(r.Warnings, c.warnings...)
+		return r
+	}
+
+	for _, k := range c.keys {
+		bv, hv := base.series[k], head.series[k]
+		if bv == nil || hv == nil {
+			continue
+		}
+		r.Phases = append(r.Phases, c.row(k, bv, hv, NoiseFloor(in.History[k], opts)))
+	}
+	r.HolmFamily = c.adjust(r.Phases)
+	for i := range r.Phases {
+		c.decide(&r.Phases[i], base, head)
+	}
+	r.Attribution = attribute(r.Phases)
+	r.Verdict = overall(r.Phases)
+
+	c.warnRows(r, base, head, in.History)
+	c.warnDrift(r.Phases, base, head)
+	c.warnAttribution(r.Attribution)
+	c.warnEnv(r)
+	r.Warnings = append(r.Warnings, c.warnings...)
+	return r
+}
+
+// A comparer holds the state of one Compare call.
+type comparer struct {
+	opts     Options
+	order    map[Key]int // first appearance of each key, base runs first
+	keys     []Key       // every key, sorted for display
+	label    func(Key) string
+	warnings []string
+}
+
+// A side is one revision's runs, reduced to one value per run and series.
+type side struct {
+	name, rev string
+	runs      SideRuns
+	failures  []Failure
+	// series holds, per key, one value per ok run that measured it, in
+	// run order.
+	series      map[Key][]float64
+	withSamples int // ok runs that carried at least one sample
+	nonFinite   int // NaN or infinite values dropped
+	otherRev    int // ok runs whose Revision is not rev
+}
+
+// collect reduces runs to a side.
+func (c *comparer) collect(name, rev string, runs []Run) *side {
+	s := &side{name: name, rev: rev, series: make(map[Key][]float64)}
+	s.runs.Total = len(runs)
+	failureIndex := make(map[Failure]int)
+	for _, run := range runs {
+		if run.Status != StatusOK {
+			if s.runs.Failed == nil {
+				s.runs.Failed = make(map[Status]int)
+			}
+			s.runs.Failed[run.Status]++
+			f := Failure{Side: name, Status: run.Status, Detail: run.Detail}
+			if i, ok := failureIndex[f]; ok {
+				s.failures[i].Count++
+			} else {
+				failureIndex[f] = len(s.failures)
+				f.Count = 1
+				s.failures = append(s.failures, f)
+			}
+			continue
+		}
+		s.runs.OK++
+		if rev != "" && run.Revision != "" && run.Revision != rev {
+			s.otherRev++
+		}
+		values := make(map[Key][]float64)
+		var keys []Key
+		for _, smp := range run.Samples {
+			if !finite(smp.Value) {
+				s.nonFinite++
+				continue
+			}
+			if _, ok := values[smp.Key]; !ok {
+				keys = append(keys, smp.Key)
+			}
+			values[smp.Key] = append(values[smp.Key], smp.Value)
+			if _, ok := c.order[smp.Key]; !ok {
+				c.order[smp.Key] = len(c.order)
+				c.keys = append(c.keys, smp.Key)
+			}
+		}
+		if len(keys) > 0 {
+			s.withSamples++
+		}
+		for _, k := range keys {
+			vs := values[k]
+			slices.Sort(vs)
+			s.series[k] = append(s.series[k], median(vs))
+		}
+	}
+	return s
+}
+
+// sortKeys orders c.keys for display: primary units first (in their
+// configured order), then by the first appearance of the unit, of the
+// benchmark and of the key itself — the order the benchmark printed them.
+func (c *comparer) sortKeys() {
+	unitFirst, benchFirst := make(map[string]int), make(map[string]int)
+	for _, k := range c.keys { // still in order of appearance
+		if _, ok := unitFirst[k.Unit]; !ok {
+			unitFirst[k.Unit] = c.order[k]
+		}
+		if _, ok := benchFirst[k.Benchmark]; !ok {
+			benchFirst[k.Benchmark] = c.order[k]
+		}
+	}
+	slices.SortFunc(c.keys, func(a, b Key) int {
+		return cmp.Or(
+			cmp.Compare(c.opts.unitRank(a.Unit), c.opts.unitRank(b.Unit)),
+			cmp.Compare(unitFirst[a.Unit], unitFirst[b.Unit]),
+			cmp.Compare(benchFirst[a.Benchmark], benchFirst[b.Benchmark]),
+			cmp.Compare(c.order[a], c.order[b]),
+		)
+	})
+}
+
+// onlyOne returns the keys that only one side measured.
+func (c *comparer) onlyOne(base, head *side) (onlyBase, onlyHead []Key) {
+	for _, k := range c.keys {
+		_, inBase := base.series[k]
+		_, inHead := head.series[k]
+		switch {
+		case inBase && !inHead:
+			onlyBase = append(onlyBase, k)
+		case inHead && !inBase:
+			onlyHead = append(onlyHead, k)
+		}
+	}
+	return onlyBase, onlyHead
+}
+
+// row summarizes and tests one series. The verdict comes later, once the
+// p-values are adjusted.
+func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
+	th := c.opts.thresholds()
+	// NewSample sorts its slice in place: keep the run order in bv, hv.
+	bs := benchmath.NewSample(slices.Clone(bv), th)
+	hs := benchmath.NewSample(slices.Clone(hv), th)
+	row := Row{
+		Key:     k,
+		Primary: c.opts.isPrimary(k.Unit),
+		Better:  "lower",
+		Base:    summarize(bs, c.opts.Confidence),
+		Head:    summarize(hs, c.opts.Confidence),
+		Floor:   floor,
+	}
+	if c.opts.higherIsBetter(k.Unit) {
+		row.Better = "higher"
+	}
+	row.DeltaPct = deltaPct(row.Base.Median, row.Head.Median)
+	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
+	row.PValue = row.PRaw
+	return row
+}
+
+func summarize(s *benchmath.Sample, confidence float64) Summary {
+	sum := benchmath.AssumeNothing.Summary(s, confidence)
+	return Summary{Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, N: len(s.Values)}
+}
+
+// deltaPct returns (head − base) / base × 100, 0 when both are 0 and NaN
+// when only base is.
+func deltaPct(base, head float64) float64 {
+	switch {
+	case base == head:
+		return 0
+	case base == 0:
+		return math.NaN()
+	}
+	return (head - base) / math.Abs(base) * 100
+}
+
+// tested reports whether a row has enough runs on both sides to be
+// tested.
+func (c *comparer) tested(row *Row) bool {
+	return row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns
+}
+
+// adjust applies Holm's correction to the tested rows, family by family:
+// the primary units form one family, because together they decide the
+// verdict; every other unit forms its own, so that adding a counter never
+// weakens the tests that decide. It returns the size of the primary
+// family.
+func (c *comparer) adjust(rows []Row) int {
+	families := make(map[string][]int) // "" is the primary family
+	var names []string
+	for i := range rows {
+		if !c.tested(&rows[i]) {
+			continue
+		}
+		name := rows[i].Unit
+		if rows[i].Primary {
+			name = ""
+		}
+		if _, ok := families[name]; !ok {
+			names = append(names, name)
+		}
+		families[name] = append(families[name], i)
+	}
+	for _, name := range names {
+		idx := families[name]
+		p := make([]float64, len(idx))
+		for j, i := range idx {
+			p[j] = rows[i].PRaw
+		}
+		for j, adj := range Holm(p) {
+			rows[idx[j]].PValue = adj
+		}
+	}
+	return len(families[""])
+}
+
+// decide sets a row's verdict and reason.
+func (c *comparer) decide(row *Row, base, head *side) {
+	if !c.tested(row) {
+		row.Verdict = VerdictInconclusive
+		row.Reason = ReasonTooFewRuns
+		// Runs failed if every short side measured the series in each of
+		// its ok runs and would have had enough had its failed runs
+		// succeeded.
+		enoughButForFailures := func(n int, s *side) bool {
+			return n >= c.opts.MinRuns || n == s.runs.OK && n+s.runs.FailedRuns() >= c.opts.MinRuns
+		}
+		if enoughButForFailures(row.Base.N, base) && enoughButForFailures(row.Head.N, head) {
+			row.Reason = ReasonRunsFailed
+		}
+		return
+	}
+	significant := row.PValue < c.opts.Alpha
+	aboveFloor := math.Abs(row.DeltaPct) >= row.Floor.Pct || math.IsNaN(row.DeltaPct)
+	switch {
+	case significant && aboveFloor:
+		worse := row.Head.Median > row.Base.Median
+		if row.Better == "higher" {
+			worse = !worse
+		}
+		row.Verdict = VerdictImprovement
+		if worse {
+			row.Verdict = VerdictRegression
+		}
+	case significant:
+		row.Verdict, row.Reason = VerdictNoChange, ReasonBelowFloor
+	case max(halfWidthPct(row.Base), halfWidthPct(row.Head)) > row.Floor.Pct:
+		row.Verdict, row.Reason = VerdictInconclusive, ReasonTooNoisy
+	default:
+		row.Verdict, row.Reason = VerdictNoChange, ReasonNotSignificant
+	}
+}
+
+// halfWidthPct returns how far, in percent of the median, the confidence
+// interval reaches from the median on its wider side.
+func halfWidthPct(s Summary) float64 {
+	w := max(s.Hi-s.Median, s.Median-s.Lo)
+	switch {
+	case w == 0:
+		return 0
+	case s.Median == 0:
+		return math.Inf(1)
+	}
+	return w / math.Abs(s.Median) * 100
+}
+
+// overall returns the report's verdict from its rows: regression if any
+// primary row regressed, else improvement if any improved, else
+// inconclusive if any is inconclusive (or none exists), else no-change.
+func overall(rows []Row) Verdict {
+	seen := make(map[Verdict]bool)
+	for _, row := range rows {
+		if row.Primary {
+			seen[row.Verdict] = true
+		}
+	}
+	switch {
+	case seen[VerdictRegression]:
+		return VerdictRegression
+	case seen[VerdictImprovement]:
+		return VerdictImprovement
+	case seen[VerdictInconclusive] || len(seen) == 0:
+		return VerdictInconclusive
+	}
+	return VerdictNoChange
+}
+
+func firstRevision(runs []Run) string {
+	for _, r := range runs {
+		if r.Revision != "" {
+			return r.Revision
+		}
+	}
+	return ""
+}
+
+// labeler returns how warnings name a series: by its phase when every
+// series belongs to one benchmark, by benchmark and phase otherwise.
+func labeler(keys []Key) func(Key) string {
+	oneBenchmark := true
+	for _, k := range keys {
+		if k.Benchmark != keys[0].Benchmark {
+			oneBenchmark = false
+		}
+	}
+	return func(k Key) string {
+		if oneBenchmark && k.Phase != "" {
+			return k.Phase
+		}
+		if k.Phase == "" {
+			return k.Benchmark
+		}
+		return k.Benchmark + "/phase=" + k.Phase
+	}
+}

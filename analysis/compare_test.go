@@ -1,0 +1,483 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
+	t.Parallel()
+	g := newSynth(1, 0.005)
+	in := Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: g.runs(baseRev, 20, nil),
+		Head: g.runs(headRev, 20, map[string]float64{"msm_h": 1.20}),
+	}
+	r := Compare(in, DefaultOptions())
+
+	if r.Verdict != VerdictRegression {
+		t.Fatalf("verdict = %s, want regression; warnings: %q", r.Verdict, r.Warnings)
+	}
+	msm := find(r, "msm_h")
+	if msm == nil || msm.Verdict != VerdictRegression {
+		t.Fatalf("msm_h = %+v, want a regression", msm)
+	}
+	if math.Abs(msm.DeltaPct-20) > 1 {
+		t.Errorf("msm_h Δ = %.2f%%, want 20%% ± 1", msm.DeltaPct)
+	}
+	// 20 against 20 clearly separated runs: the exact U-test p is
+	// 2/C(40,20) ≈ 1.45e-11, and Holm over 10 tests multiplies it by 10.
+	if msm.PRaw > 1e-10 || msm.PValue != 10*msm.PRaw {
+		t.Errorf("msm_h p_raw = %g, p = %g; want p_raw ≈ 1.45e-11 and p = 10·p_raw", msm.PRaw, msm.PValue)
+	}
+	if r.HolmFamily != 10 {
+		t.Errorf("Holm family = %d, want 10 (9 phases and total)", r.HolmFamily)
+	}
+	for _, row := range r.Phases {
+		switch row.Phase {
+		case "msm_h", "total":
+			continue
+		}
+		if row.Verdict != VerdictNoChange {
+			t.Errorf("%s: verdict %s (%s), Δ %.2f%%, p %.3g; want no-change", row.Phase, row.Verdict, row.Reason, row.DeltaPct, row.PValue)
+		}
+	}
+	if total := find(r, "total"); total.Verdict != VerdictRegression {
+		t.Errorf("total: verdict %s, want regression (msm_h is a sixth of it)", total.Verdict)
+	}
+	if r.NeedMoreRuns() {
+		t.Error("NeedMoreRuns = true, want false: every row is decided")
+	}
+
+	if len(r.Attribution) != 1 {
+		t.Fatalf("got %d attributions, want 1", len(r.Attribution))
+	}
+	a := r.Attribution[0]
+	if a.Phases[0].Phase != "msm_h" || math.Abs(a.Phases[0].SharePct-100) > 10 {
+		t.Errorf("largest share: %s %.1f%%, want msm_h ≈ 100%%", a.Phases[0].Phase, a.Phases[0].SharePct)
+	}
+	if !slices.Equal(a.ExplainedBy, []string{"msm_h"}) {
+		t.Errorf("explained by %q, want [msm_h]", a.ExplainedBy)
+	}
+	// 8 top-level phases; total itself and the sort step are left out.
+	if len(a.Phases) != 8 {
+		t.Errorf("attribution has %d phases, want 8", len(a.Phases))
+	}
+	for _, p := range a.Phases {
+		if p.Phase == "msm_h/step=sort" || p.Phase == "total" {
+			t.Errorf("attribution lists %s", p.Phase)
+		}
+	}
+	sum := a.Unexplained
+	for _, p := range a.Phases {
+		sum += p.Delta
+	}
+	if math.Abs(sum-a.Delta) > 1e-12 {
+		t.Errorf("Σ phase Δ + unexplained = %g, want total Δ %g", sum, a.Delta)
+	}
+	for i := 1; i < len(a.Phases); i++ {
+		if math.Abs(a.Phases[i].Delta) > math.Abs(a.Phases[i-1].Delta) {
+			t.Errorf("attribution not sorted by |Δ|: %s before %s", a.Phases[i-1].Phase, a.Phases[i].Phase)
+		}
+	}
+}
+
+func TestCompareSameDistributionIsNoChange(t *testing.T) {
+	t.Parallel()
+	for seed := uint64(1); seed <= 5; seed++ {
+		g := newSynth(100+seed, 0.005)
+		r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, nil)}, DefaultOptions())
+		if r.Verdict != VerdictNoChange {
+			for _, row := range r.Phases {
+				t.Logf("%s: %s %s Δ=%.2f%% p=%.3g", row.Key, row.Verdict, row.Reason, row.DeltaPct, row.PValue)
+			}
+			t.Errorf("seed %d: verdict %s, want no-change", seed, r.Verdict)
+		}
+		for _, row := range r.Phases {
+			if row.Verdict != VerdictNoChange {
+				t.Errorf("seed %d: %s is %s", seed, row.Key, row.Verdict)
+			}
+		}
+	}
+}
+
+func TestCompareTooFewRunsIsInconclusiveEvenForALargeChange(t *testing.T) {
+	t.Parallel()
+	g := newSynth(2, 0.005)
+	r := Compare(Input{
+		Base: g.runs(baseRev, 5, nil),
+		Head: g.runs(headRev, 5, map[string]float64{"msm_h": 1.5}),
+	}, DefaultOptions())
+	if r.Verdict != VerdictInconclusive {
+		t.Fatalf("verdict %s, want inconclusive", r.Verdict)
+	}
+	for _, row := range r.Phases {
+		if row.Verdict != VerdictInconclusive || row.Reason != ReasonTooFewRuns {
+			t.Errorf("%s: %s (%s), want inconclusive (too few runs)", row.Key, row.Verdict, row.Reason)
+		}
+	}
+	if !r.NeedMoreRuns() {
+		t.Error("NeedMoreRuns = false, want true")
+	}
+	if r.HolmFamily != 0 {
+		t.Errorf("Holm family = %d, want 0: rows with too few runs are not tested", r.HolmFamily)
+	}
+	// Revisions come from the runs when the input names none.
+	if r.Base != baseRev || r.Head != headRev {
+		t.Errorf("revisions %s..%s, want them from the runs", r.Base, r.Head)
+	}
+	if !hasWarning(r, "too few runs", "synthesis (base 5, head 5)", "and 4 more", "needs 6 ok runs") {
+		t.Errorf("no too-few-runs warning in %q", r.Warnings)
+	}
+}
+
+func TestCompareThroughputUnitGoingUpIsAnImprovement(t *testing.T) {
+	t.Parallel()
+	g := newSynth(3, 0.005)
+	mk := func(rev string, n int, rate float64) []Run {
+		runs := make([]Run, n)
+		for i := range runs {
+			runs[i] = Run{Revision: rev, Status: StatusOK, Samples: []Sample{
+				{Key{"Synthesize/constraints=65536", "", "constraints/s"}, rate * g.jitter()},
+				{Key{"Synthesize/constraints=65536", "", "sec/op"}, 65536 / rate * g.jitter()},
+			}}
+		}
+		return runs
+	}
+	opts := Options{PrimaryUnits: []string{"constraints/s"}}
+	up := Compare(Input{Base: mk(baseRev, 10, 80000), Head: mk(headRev, 10, 88000)}, opts)
+	if up.Verdict != VerdictImprovement {
+		t.Errorf("constraints/s +10%%: verdict %s, want improvement", up.Verdict)
+	}
+	if row := findUnit(up, "", "constraints/s"); row.Better != "higher" || row.Verdict != VerdictImprovement {
+		t.Errorf("constraints/s row: better %s, verdict %s", row.Better, row.Verdict)
+	}
+	// sec/op went down: also an improvement, though it does not decide.
+	if row := findUnit(up, "", "sec/op"); row.Primary || row.Better != "lower" || row.Verdict != VerdictImprovement {
+		t.Errorf("sec/op row: primary %v, better %s, verdict %s; want a non-primary improvement", row.Primary, row.Better, row.Verdict)
+	}
+	down := Compare(Input{Base: mk(baseRev, 10, 80000), Head: mk(headRev, 10, 72000)}, opts)
+	if down.Verdict != VerdictRegression {
+		t.Errorf("constraints/s −10%%: verdict %s, want regression", down.Verdict)
+	}
+}
+
+func TestCompareFailedRunsAreCountedAndNeverARegression(t *testing.T) {
+	t.Parallel()
+	g := newSynth(4, 0.005)
+	head := g.runs(headRev, 16, nil)
+	crash := "exit status 2\npanic: runtime error: index out of range [3] with length 3"
+	head = append(head, failed(headRev, 3, StatusCrashed, crash)...)
+	head = append(head, failed(headRev, 1, StatusTimedOut, "killed after 10m0s")...)
+	// A crashed run may still have printed lines before it died, and
+	// they may be wild: they must not count.
+	wild := g.run(headRev, map[string]float64{"msm_h": 3})
+	wild.Status, wild.Detail = StatusCrashed, crash
+	head = append(head, wild)
+
+	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: g.runs(baseRev, 20, nil), Head: head}, DefaultOptions())
+	if r.Verdict != VerdictNoChange {
+		t.Errorf("verdict %s, want no-change", r.Verdict)
+	}
+	want := SideRuns{Total: 21, OK: 16, Failed: map[Status]int{StatusCrashed: 4, StatusTimedOut: 1}}
+	if got := r.Runs.Head; got.Total != want.Total || got.OK != want.OK || got.Failed[StatusCrashed] != 4 || got.Failed[StatusTimedOut] != 1 || len(got.Failed) != 2 {
+		t.Errorf("head runs = %+v, want %+v", got, want)
+	}
+	if r.Runs.Base.Failed != nil || r.Runs.Base.OK != 20 {
+		t.Errorf("base runs = %+v, want 20 ok", r.Runs.Base)
+	}
+	wantFailures := []Failure{
+		{Side: "head", Status: StatusCrashed, Detail: crash, Count: 4},
+		{Side: "head", Status: StatusTimedOut, Detail: "killed after 10m0s", Count: 1},
+	}
+	if !slices.Equal(r.Failures, wantFailures) {
+		t.Errorf("failures = %+v, want %+v", r.Failures, wantFailures)
+	}
+	if !hasWarning(r, "5 of head's 21 runs failed", "crashed: 4, timed-out: 1", "never counted as a regression") {
+		t.Errorf("no failed-runs warning in %q", r.Warnings)
+	}
+	if row := find(r, "msm_h"); row.Head.N != 16 {
+		t.Errorf("msm_h head n = %d, want 16 (ok runs only)", row.Head.N)
+	}
+}
+
+func TestCompareRowsShortOfRunsBecauseRunsFailedSayWhy(t *testing.T) {
+	t.Parallel()
+	g := newSynth(5, 0.005)
+	head := append(g.runs(headRev, 4, nil), failed(headRev, 4, StatusCrashed, "signal: killed")...)
+	r := Compare(Input{Base: g.runs(baseRev, 8, nil), Head: head}, DefaultOptions())
+	if r.Verdict != VerdictInconclusive {
+		t.Errorf("verdict %s, want inconclusive", r.Verdict)
+	}
+	for _, row := range r.Phases {
+		if row.Verdict != VerdictInconclusive || row.Reason != ReasonRunsFailed {
+			t.Errorf("%s: %s (%s), want inconclusive (runs failed)", row.Key, row.Verdict, row.Reason)
+		}
+	}
+	if r.NeedMoreRuns() {
+		t.Error("NeedMoreRuns = true; more runs do not fix a crash")
+	}
+}
+
+func TestCompareSideWithoutOkRunIsAnError(t *testing.T) {
+	t.Parallel()
+	g := newSynth(6, 0.005)
+	r := Compare(Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: g.runs(baseRev, 10, nil),
+		Head: append(failed(headRev, 1, StatusBuildFailed, "undefined: foo"), failed(headRev, 2, StatusCrashed, "")...),
+	}, DefaultOptions())
+	if r.Verdict != VerdictError {
+		t.Fatalf("verdict %s, want error", r.Verdict)
+	}
+	if len(r.Phases) != 0 || len(r.Attribution) != 0 || r.NeedMoreRuns() {
+		t.Errorf("an error report has %d rows, %d attributions, NeedMoreRuns %v", len(r.Phases), len(r.Attribution), r.NeedMoreRuns())
+	}
+	if !hasWarning(r, "every head run failed (build-failed: 1, crashed: 2)") {
+		t.Errorf("warnings %q do not say every head run failed", r.Warnings)
+	}
+	if r.Runs.Head.OK != 0 || r.Runs.Head.Total != 3 {
+		t.Errorf("head runs %+v", r.Runs.Head)
+	}
+
+	noRuns := Compare(Input{Base: g.runs(baseRev, 10, nil)}, DefaultOptions())
+	if noRuns.Verdict != VerdictError || !hasWarning(noRuns, "head has no runs") {
+		t.Errorf("no head runs: verdict %s, warnings %q", noRuns.Verdict, noRuns.Warnings)
+	}
+	noOutput := Compare(Input{Base: g.runs(baseRev, 10, nil), Head: []Run{{Revision: headRev, Status: StatusOK}}}, DefaultOptions())
+	if noOutput.Verdict != VerdictError {
+		t.Errorf("ok head runs without samples: verdict %s, want error", noOutput.Verdict)
+	}
+}
+
+func TestCompareWideIntervalsAreTooNoisy(t *testing.T) {
+	t.Parallel()
+	g := newSynth(7, 0.08) // 8% noise, as on the 2-core machine
+	r := Compare(Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, nil)}, DefaultOptions())
+	row := find(r, "synthesis")
+	if row.Verdict != VerdictInconclusive || row.Reason != ReasonTooNoisy {
+		t.Fatalf("synthesis: %s (%s), CI %s / %s; want inconclusive (too noisy)", row.Verdict, row.Reason, formatCI(row.Base), formatCI(row.Head))
+	}
+	if halfWidthPct(row.Head) <= row.Floor.Pct && halfWidthPct(row.Base) <= row.Floor.Pct {
+		t.Errorf("too noisy although both intervals are within the floor")
+	}
+	if !r.NeedMoreRuns() || r.Verdict != VerdictInconclusive {
+		t.Errorf("verdict %s, NeedMoreRuns %v; want inconclusive and true", r.Verdict, r.NeedMoreRuns())
+	}
+	if !hasWarning(r, "too noisy", "synthesis (±") {
+		t.Errorf("no too-noisy warning in %q", r.Warnings)
+	}
+}
+
+func TestCompareSignificantChangeBelowLearnedFloorIsNoChange(t *testing.T) {
+	t.Parallel()
+	g := newSynth(8, 0.002)
+	base := g.runs(baseRev, 20, nil)
+	head := g.runs(headRev, 20, map[string]float64{"ntt": 1.03})
+	// ntt's history alternates 100, 105: |Δ%| of 5% and 4.76%, so its
+	// floor is far above 3%.
+	var hist []float64
+	for i := range 21 {
+		hist = append(hist, 100+5*float64(i%2))
+	}
+	k := Key{proveBench, "ntt", "sec/op"}
+	r := Compare(Input{Base: base, Head: head, History: History{k: hist}}, DefaultOptions())
+	row := find(r, "ntt")
+	if row.PValue >= 0.05 {
+		t.Fatalf("ntt +3%% with 0.2%% noise: p = %g, want significant", row.PValue)
+	}
+	if row.Verdict != VerdictNoChange || row.Reason != ReasonBelowFloor || row.Floor.Source != FloorFromHistory || row.Floor.Pct < 5 {
+		t.Errorf("ntt: %s (%s), floor %+v; want no-change below a learned floor ≥ 5%%", row.Verdict, row.Reason, row.Floor)
+	}
+	if !hasWarning(r, "noisy in history", "ntt (") {
+		t.Errorf("no noisy-history warning in %q", r.Warnings)
+	}
+	if !hasWarning(r, "history too short", "needs 10 consecutive baseline pairs") {
+		t.Errorf("no short-history warning for the other phases in %q", r.Warnings)
+	}
+	// Without history the same change is a regression.
+	r = Compare(Input{Base: base, Head: head}, DefaultOptions())
+	if row := find(r, "ntt"); row.Verdict != VerdictRegression || row.Floor.Source != FloorMinimum {
+		t.Errorf("ntt without history: %s, floor %+v; want a regression over the 1%% minimum", row.Verdict, row.Floor)
+	}
+	if !hasWarning(r, "no baseline history yet") {
+		t.Errorf("no missing-history warning in %q", r.Warnings)
+	}
+}
+
+func TestCompareTakesEachRunsMedianOnce(t *testing.T) {
+	t.Parallel()
+	k := Key{"Decode", "", "sec/op"}
+	// A run with -count=3 reports three values; an outlier among them
+	// must not move the run's value, and the run counts once.
+	mk := func(rev string, vals ...[]float64) []Run {
+		var runs []Run
+		for _, vs := range vals {
+			run := Run{Revision: rev, Status: StatusOK}
+			for _, v := range vs {
+				run.Samples = append(run.Samples, Sample{k, v})
+			}
+			runs = append(runs, run)
+		}
+		return runs
+	}
+	base := mk(baseRev, []float64{1, 2, 100}, []float64{2}, []float64{2, 2}, []float64{3, 1, 2}, []float64{2}, []float64{2})
+	head := mk(headRev, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2, 2, 2, 2, 2, 2})
+	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
+	row := r.Phases[0]
+	if row.Base.N != 6 || row.Head.N != 6 || row.Base.Median != 2 || row.Base.Hi != 2 {
+		t.Errorf("base %+v head %+v; want 6 runs each, every run's value 2", row.Base, row.Head)
+	}
+}
+
+func TestCompareDriftWithinASideIsWarned(t *testing.T) {
+	t.Parallel()
+	g := newSynth(9, 0.002)
+	base := g.runs(baseRev, 20, nil)
+	head := g.runs(headRev, 20, nil)
+	// Base heats up: its second half of runs is 5% slower in msm_a.
+	for i := 10; i < 20; i++ {
+		for j := range base[i].Samples {
+			if base[i].Samples[j].Phase == "msm_a" {
+				base[i].Samples[j].Value *= 1.05
+			}
+		}
+	}
+	// Head cools down: its second half is 5% faster in msm_b2. (The sign
+	// also proves the check sees the runs in order, not sorted.)
+	for i := 10; i < 20; i++ {
+		for j := range head[i].Samples {
+			if head[i].Samples[j].Phase == "msm_b2" {
+				head[i].Samples[j].Value *= 0.95
+			}
+		}
+	}
+	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
+	if !hasWarning(r, "msm_a drifted +4.9% between the first and second half of the base runs (p<0.001)") {
+		t.Errorf("no base drift warning in %q", r.Warnings)
+	}
+	if !hasWarning(r, "msm_b2 drifted -5.", "head runs") {
+		t.Errorf("no head drift warning in %q", r.Warnings)
+	}
+	if n := strings.Count(strings.Join(r.Warnings, "\n"), "drifted"); n != 2 {
+		t.Errorf("%d drift warnings, want 2: %q", n, r.Warnings)
+	}
+}
+
+func TestCompareWarnsAboutDifferentEnvironmentsAndOneSidedSeries(t *testing.T) {
+	t.Parallel()
+	g := newSynth(10, 0.005)
+	head := g.runs(headRev, 10, nil)
+	for i := range head {
+		head[i].Samples = append(head[i].Samples, Sample{Key{proveBench, "msm_h/step=scatter", "sec/op"}, 0.05})
+	}
+	r := Compare(Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base:    g.runs(baseRev, 10, nil),
+		Head:    head,
+		BaseEnv: Env{"cpu": "AMD EPYC 9654", "gpu": "NVIDIA H200", "go": "go1.26.8"},
+		HeadEnv: Env{"cpu": "AMD EPYC 9654", "gpu": "NVIDIA H100", "kernel": "6.8"},
+	}, DefaultOptions())
+	if !slices.Equal(r.EnvDiffers, []string{"go", "gpu", "kernel"}) {
+		t.Errorf("env differs in %q, want go, gpu, kernel", r.EnvDiffers)
+	}
+	if !hasWarning(r, "different environments", `gpu (base "NVIDIA H200", head "NVIDIA H100")`, "go (base \"go1.26.8\", head unset)") {
+		t.Errorf("no environment warning in %q", r.Warnings)
+	}
+	if len(r.OnlyHead) != 1 || r.OnlyHead[0].Phase != "msm_h/step=scatter" || len(r.OnlyBase) != 0 {
+		t.Errorf("only head %v, only base %v", r.OnlyHead, r.OnlyBase)
+	}
+	if !hasWarning(r, "only in head (new, not compared): msm_h/step=scatter sec/op") {
+		t.Errorf("no one-sided warning in %q", r.Warnings)
+	}
+
+	same := Compare(Input{BaseRev: baseRev, HeadRev: baseRev, Base: g.runs(baseRev, 10, nil), Head: g.runs(headRev, 10, nil)}, DefaultOptions())
+	if !hasWarning(same, "same revision") || !hasWarning(same, "10 ok head runs report a revision other than 1111111") {
+		t.Errorf("warnings %q miss the same-revision or wrong-revision warning", same.Warnings)
+	}
+}
+
+func TestCompareDropsNonFiniteValues(t *testing.T) {
+	t.Parallel()
+	g := newSynth(11, 0.005)
+	base := g.runs(baseRev, 10, nil)
+	base[0].Samples[0].Value = math.NaN()
+	base[1].Samples[0].Value = math.Inf(1)
+	r := Compare(Input{Base: base, Head: g.runs(headRev, 10, nil)}, DefaultOptions())
+	if row := find(r, base[0].Samples[0].Phase); row.Base.N != 8 {
+		t.Errorf("base n = %d, want 8 after dropping NaN and +Inf", row.Base.N)
+	}
+	if !hasWarning(r, "base: dropped 2 values that were NaN or infinite") || !hasWarning(r, "measured by only some ok runs", "(8 of 10 base runs)") {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+func TestCompareOrdersPrimaryRowsFirstInPrintedOrder(t *testing.T) {
+	t.Parallel()
+	g := newSynth(12, 0.005)
+	g.instructions = true
+	r := Compare(Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, nil)}, DefaultOptions())
+	var got []string
+	for _, row := range r.Phases {
+		got = append(got, row.Phase+" "+row.Unit)
+	}
+	want := "synthesis sec/op, ntt sec/op, msm_a sec/op, msm_b1 sec/op, msm_b2 sec/op, msm_l sec/op, msm_h sec/op, msm_h/step=sort sec/op, assemble sec/op, total sec/op, synthesis instructions/op, msm_h instructions/op"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("rows:\n%s\nwant\n%s", strings.Join(got, ", "), want)
+	}
+}
+
+func TestNeedMoreRunsOnlyForRunsOrNoise(t *testing.T) {
+	t.Parallel()
+	mk := func(verdict Verdict, reason string, primary bool) *Report {
+		return &Report{Verdict: VerdictInconclusive, Phases: []Row{{Primary: primary, Verdict: verdict, Reason: reason}}}
+	}
+	cases := []struct {
+		r    *Report
+		want bool
+	}{
+		{mk(VerdictInconclusive, ReasonTooFewRuns, true), true},
+		{mk(VerdictInconclusive, ReasonTooNoisy, true), true},
+		{mk(VerdictInconclusive, ReasonRunsFailed, true), false},
+		{mk(VerdictInconclusive, ReasonTooNoisy, false), false},
+		{mk(VerdictNoChange, ReasonNotSignificant, true), false},
+		{&Report{Verdict: VerdictError}, false},
+	}
+	for i, c := range cases {
+		if got := c.r.NeedMoreRuns(); got != c.want {
+			t.Errorf("case %d: NeedMoreRuns = %v, want %v", i, got, c.want)
+		}
+	}
+}
+
+func TestOptionsZeroFieldsTakeDefaultsAndValidate(t *testing.T) {
+	t.Parallel()
+	got := Options{}.withDefaults()
+	want := DefaultOptions()
+	if got.Alpha != want.Alpha || got.Confidence != want.Confidence || got.MinChangePct != want.MinChangePct ||
+		got.MinHistory != want.MinHistory || got.MinRuns != want.MinRuns || !slices.Equal(got.PrimaryUnits, want.PrimaryUnits) {
+		t.Errorf("Options{} with defaults = %+v, want %+v", got, want)
+	}
+	if err := DefaultOptions().Validate(); err != nil {
+		t.Errorf("defaults do not validate: %v", err)
+	}
+	err := Options{Alpha: 1.5, MinRuns: 3}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "alpha 1.5") || !strings.Contains(err.Error(), "min runs 3") {
+		t.Errorf("Validate = %v, want errors for alpha and min runs", err)
+	}
+}
+
+func TestCompareLeavesItsInputUntouched(t *testing.T) {
+	t.Parallel()
+	// benchmath.NewSample sorts its slice in place; Compare must sort
+	// copies.
+	in := goldenInput()
+	before := fmt.Sprintf("%v", in) // fmt prints maps sorted by key
+	Compare(in, DefaultOptions())
+	if after := fmt.Sprintf("%v", in); after != before {
+		t.Error("Compare modified its input")
+	}
+}

@@ -1,0 +1,171 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/perf/benchunit"
+)
+
+// This file formats numbers the same way for warnings and every
+// rendering.
+
+// scaler returns a benchunit scale that shows every one of vals with at
+// least three significant digits.
+func scaler(unit string, vals ...float64) benchunit.Scaler {
+	return benchunit.CommonScale(vals, benchunit.ClassOf(unit))
+}
+
+// formatScaled formats v with s, appending "s" to the prefix of a time
+// unit ("812.3ms" rather than benchstat's "812.3m" under a "sec/op"
+// heading).
+func formatScaled(s benchunit.Scaler, v float64, unit string) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "?"
+	}
+	out := s.Format(v)
+	if isTimeUnit(unit) {
+		out += "s"
+	}
+	return out
+}
+
+// formatValue formats one value of unit.
+func formatValue(v float64, unit string) string {
+	return formatScaled(scaler(unit, v), v, unit)
+}
+
+// formatDelta formats a signed difference of unit.
+func formatDelta(d float64, unit string) string {
+	s := formatValue(d, unit)
+	if d >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// formatPct formats a signed percentage.
+func formatPct(x float64) string {
+	switch {
+	case !finite(x):
+		return "n/a"
+	case math.Abs(x) < 0.05:
+		return "0.0%"
+	}
+	return fmt.Sprintf("%+.1f%%", x)
+}
+
+// formatShare formats a share of a total in percent.
+func formatShare(x float64) string {
+	if !finite(x) {
+		return "n/a"
+	}
+	if math.Abs(x) < 0.05 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%.1f%%", x)
+}
+
+// formatP formats a p-value to benchstat's precision.
+func formatP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// formatPEq formats a p-value as "p=0.012" or "p<0.001".
+func formatPEq(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return "p=" + formatP(p)
+}
+
+// formatCI formats how far a median's interval reaches from it, in
+// percent: "±0.4%", or "±∞" without an interval.
+func formatCI(s Summary) string {
+	w := halfWidthPct(s)
+	if !finite(w) {
+		return "±∞"
+	}
+	return fmt.Sprintf("±%.1f%%", w)
+}
+
+// formatFloor formats a noise floor.
+func formatFloor(f Floor) string {
+	return strconv.FormatFloat(f.Pct, 'f', 1, 64) + "%"
+}
+
+// verdictWord names a verdict for readers.
+func verdictWord(v Verdict) string {
+	return strings.ReplaceAll(string(v), "-", " ")
+}
+
+// rowVerdict names a row's verdict with its reason when the reason matters.
+func rowVerdict(row Row) string {
+	if row.Verdict == VerdictInconclusive {
+		return "inconclusive: " + row.Reason
+	}
+	return verdictWord(row.Verdict)
+}
+
+// shortRev abbreviates a commit SHA as GitHub does.
+func shortRev(rev string) string {
+	if rev == "" {
+		return "?"
+	}
+	if len(rev) > 7 {
+		return rev[:7]
+	}
+	return rev
+}
+
+// list joins up to limit items and says how many more there are.
+func list(items []string, limit int) string {
+	if len(items) > limit {
+		return strings.Join(items[:limit], ", ") + fmt.Sprintf(" and %d more", len(items)-limit)
+	}
+	return strings.Join(items, ", ")
+}
+
+// plural returns n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// statusCounts formats the failed runs of a side, "crashed: 2, timed-out: 1",
+// in the order of Statuses, then any unknown status by name.
+func statusCounts(s SideRuns) string {
+	var parts []string
+	seen := make(map[Status]bool)
+	for _, st := range Statuses {
+		seen[st] = true
+		if n := s.Failed[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", st, n))
+		}
+	}
+	var other []string
+	for st, n := range s.Failed {
+		if !seen[st] && n > 0 {
+			other = append(other, fmt.Sprintf("%s: %d", st, n))
+		}
+	}
+	slices.Sort(other)
+	return strings.Join(append(parts, other...), ", ")
+}
+
+// runsLine describes a side's runs: "20 runs, 18 ok, crashed: 2".
+func runsLine(s SideRuns) string {
+	out := plural(s.Total, "run") + ", " + strconv.Itoa(s.OK) + " ok"
+	if s.FailedRuns() > 0 {
+		out += ", " + statusCounts(s)
+	}
+	return out
+}

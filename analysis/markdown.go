@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RenderMarkdown writes r as the PR comment: SummaryMarker, the verdict
+// and the sentence it rests on, a table of the primary-unit rows per
+// benchmark, then collapsed sections for the warnings (with the failed
+// runs' output), the attribution, every other unit, the environment and
+// how to reproduce the numbers with benchstat (left out of an error
+// report, which has no numbers).
+func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
+	var b strings.Builder
+	b.WriteString(SummaryMarker + "\n")
+	fmt.Fprintf(&b, "### perfbot: %s\n\n", verdictWord(r.Verdict))
+	fmt.Fprintf(&b, "**Verdict: %s.** %s\n\n", verdictWord(r.Verdict), headline(r, mdCode))
+	fmt.Fprintf(&b, "Base %s (%s) vs head %s (%s).",
+		mdCode(shortRev(r.Base)), runsLine(r.Runs.Base), mdCode(shortRev(r.Head)), runsLine(r.Runs.Head))
+	if r.Verdict != VerdictError {
+		b.WriteString(" " + methodLine(r))
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(&b, " %s below.", capitalize(plural(len(r.Warnings), "warning")))
+	}
+	b.WriteString("\n")
+	if ctx.DetailsURL != "" {
+		fmt.Fprintf(&b, "\n[Full comparison](%s)\n", ctx.DetailsURL)
+	}
+
+	for _, g := range groupRows(r.Phases, true) {
+		b.WriteString("\n")
+		mdTable(&b, g, "####")
+	}
+
+	if len(r.Warnings) > 0 || len(r.Failures) > 0 {
+		open := ""
+		if r.Verdict == VerdictError {
+			open = " open"
+		}
+		fmt.Fprintf(&b, "\n<details%s><summary>Warnings (%d)</summary>\n\n", open, len(r.Warnings))
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(&b, "- %s\n", mdText(warning))
+		}
+		for _, f := range r.Failures {
+			fmt.Fprintf(&b, "\n%s run %s ×%d", capitalize(f.Side), mdCode(string(f.Status)), f.Count)
+			if f.Detail == "" {
+				b.WriteString(".\n")
+				continue
+			}
+			tail := failureTail(f.Detail, 20, 2000)
+			fence := mdFence(tail)
+			fmt.Fprintf(&b, ":\n\n%stext\n%s\n%s\n", fence, tail, fence)
+		}
+		b.WriteString("\n</details>\n")
+	}
+
+	if len(r.Attribution) > 0 {
+		b.WriteString("\n<details><summary>Attribution of the change in total</summary>\n")
+		for _, a := range r.Attribution {
+			mdAttribution(&b, a)
+		}
+		b.WriteString("\n</details>\n")
+	}
+
+	if units := otherUnits(r); len(units) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>Other units: %s</summary>\n\n", mdText(strings.Join(units, ", ")))
+		b.WriteString("Shown for explanation; only " + mdText(strings.Join(r.Options.PrimaryUnits, ", ")) + " decides the verdict. Each unit is Holm-corrected on its own.\n")
+		for _, g := range groupRows(r.Phases, false) {
+			b.WriteString("\n")
+			mdTable(&b, g, "#####")
+		}
+		b.WriteString("\n</details>\n")
+	}
+
+	if keys := envKeys(r); len(keys) > 0 {
+		summary := "Environment"
+		if len(r.EnvDiffers) > 0 {
+			summary += fmt.Sprintf(" (%s %s)", plural(len(r.EnvDiffers), "key"), differs(len(r.EnvDiffers)))
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n| key | base | head |\n| :-- | :-- | :-- |\n", summary)
+		for _, k := range keys {
+			bv, inBase := r.BaseEnv[k]
+			hv, inHead := r.HeadEnv[k]
+			cell := func(v string, ok bool) string {
+				if !ok {
+					return "unset"
+				}
+				return mdCell(v)
+			}
+			h := cell(hv, inHead)
+			if !inBase || !inHead || bv != hv {
+				h = "**" + h + "** (differs)"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdCell(k), cell(bv, inBase), h)
+		}
+		b.WriteString("\n</details>\n")
+	}
+
+	if r.Verdict == VerdictError {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	cmd := ctx.command()
+	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s > base.txt\n%s export --rev %s > head.txt\nbenchstat -row /phase base.txt head.txt\n```\n\n",
+		cmd, revOr(r.Base, "BASE"), cmd, revOr(r.Head, "HEAD"))
+	b.WriteString("benchstat prints the same medians, intervals and raw p-values; perfbot also applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")
+
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdTable writes one group of rows as a Markdown table under a heading.
+func mdTable(b *strings.Builder, g rowGroup, heading string) {
+	if g.benchmark != "" {
+		fmt.Fprintf(b, "%s %s (%s)\n\n", heading, mdCode(g.benchmark), mdText(g.unit))
+	} else {
+		fmt.Fprintf(b, "%s %s\n\n", heading, mdText(g.unit))
+	}
+	fmt.Fprintf(b, "| %s | base → head | Δ | p (Holm) | 95%% CI base / head | floor | verdict |\n", g.firstColumn())
+	b.WriteString("| :-- | --: | --: | --: | --: | --: | :-- |\n")
+	for _, row := range g.rows {
+		t := formatRow(row)
+		delta, verdict := t.delta, t.verdict
+		if t.changed {
+			delta, verdict = "**"+delta+"**", "**"+verdict+"**"
+		}
+		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s | %s | %s |\n",
+			mdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.ci, t.floor, verdict)
+	}
+}
+
+// mdAttribution writes one benchmark's attribution.
+func mdAttribution(b *strings.Builder, a Attribution) {
+	s := scaler(a.Unit, a.Base, a.Head)
+	fmt.Fprintf(b, "\n%s (%s): total %s → %s, %s (%s, %s).",
+		mdCode(a.Benchmark), mdText(a.Unit), formatScaled(s, a.Base, a.Unit), formatScaled(s, a.Head, a.Unit),
+		formatDelta(a.Delta, a.Unit), formatPct(a.DeltaPct), verdictWord(a.Verdict))
+	if len(a.ExplainedBy) > 0 {
+		names := make([]string, len(a.ExplainedBy))
+		for i, p := range a.ExplainedBy {
+			names[i] = mdCode(p)
+		}
+		fmt.Fprintf(b, " Explained by %s.", strings.Join(names, ", "))
+	} else {
+		b.WriteString(" No phase changed significantly.")
+	}
+	b.WriteString("\n\n| phase | Δ | Δ% | share of total's Δ | verdict |\n| :-- | --: | --: | --: | :-- |\n")
+	for _, p := range a.Phases {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
+			formatPct(p.DeltaPct), formatShare(p.SharePct), verdictWord(p.Verdict))
+	}
+	fmt.Fprintf(b, "| unexplained | %s | | %s | |\n", formatDelta(a.Unexplained, a.Unit), formatShare(a.UnexplainedSharePct))
+}
+
+// mdCode formats s as inline code, with enough backticks to hold any it
+// contains.
+func mdCode(s string) string {
+	ticks := "`"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + strings.ReplaceAll(s, "|", `\|`) + ticks
+}
+
+// mdCell escapes s for a table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(mdText(s), "|", `\|`)
+}
+
+// mdText escapes the characters that would turn text into markup or HTML.
+func mdText(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// mdFence returns a code fence longer than any run of backticks in s.
+func mdFence(s string) string {
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence
+}
+
+func differs(n int) string {
+	if n == 1 {
+		return "differs"
+	}
+	return "differ"
+}
+
+func revOr(rev, placeholder string) string {
+	if rev == "" {
+		return placeholder
+	}
+	return rev
+}

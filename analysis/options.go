@@ -1,0 +1,128 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// Options configures Compare. The zero value of a field means its default,
+// so Options{} behaves as DefaultOptions().
+type Options struct {
+	// Alpha is the significance level a Holm-adjusted p-value must fall
+	// below for a change to count (default 0.05).
+	Alpha float64 `json:"alpha"`
+	// Confidence is the level of the medians' confidence intervals
+	// (default 0.95).
+	Confidence float64 `json:"confidence"`
+	// MinChangePct is the practical floor, in percent: a significant
+	// change smaller than this never counts, whatever the history says
+	// (default 1.0).
+	MinChangePct float64 `json:"min_change_pct"`
+	// MinHistory is how many consecutive baseline pairs a series needs
+	// before its noise floor is learned from history rather than taken to
+	// be MinChangePct (default 10).
+	MinHistory int `json:"min_history"`
+	// PrimaryUnits are the units that decide verdicts (default
+	// ["sec/op"]). Rows in other units are compared and shown but never
+	// change the overall verdict.
+	PrimaryUnits []string `json:"primary_units"`
+	// MinRuns is the number of ok runs a side needs before a row is
+	// tested at all (default 6: Mann-Whitney U cannot reach p < 0.05 with
+	// fewer than 4 runs a side, and a 95% interval of the median needs 6).
+	MinRuns int `json:"min_runs"`
+	// HigherBetterUnits lists units, beyond the rates that HigherIsBetter
+	// recognizes, whose higher values are better (benchfmt's
+	// "Unit U better=higher" metadata), such as "ipc".
+	HigherBetterUnits []string `json:"higher_better_units,omitempty"`
+}
+
+// DefaultOptions returns the options perfbot uses unless configured
+// otherwise.
+func DefaultOptions() Options {
+	return Options{
+		Alpha:        0.05,
+		Confidence:   0.95,
+		MinChangePct: 1.0,
+		MinHistory:   10,
+		PrimaryUnits: []string{"sec/op"},
+		MinRuns:      6,
+	}
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	d := DefaultOptions()
+	if o.Alpha == 0 {
+		o.Alpha = d.Alpha
+	}
+	if o.Confidence == 0 {
+		o.Confidence = d.Confidence
+	}
+	if o.MinChangePct == 0 {
+		o.MinChangePct = d.MinChangePct
+	}
+	if o.MinHistory == 0 {
+		o.MinHistory = d.MinHistory
+	}
+	if len(o.PrimaryUnits) == 0 {
+		o.PrimaryUnits = d.PrimaryUnits
+	}
+	if o.MinRuns == 0 {
+		o.MinRuns = d.MinRuns
+	}
+	return o
+}
+
+// Validate reports what is wrong with o, after defaults are applied to its
+// zero fields. Compare does not validate; callers that read options from
+// configuration should.
+func (o Options) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		errs = append(errs, fmt.Errorf("alpha %v: must be between 0 and 1, e.g. 0.05", o.Alpha))
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		errs = append(errs, fmt.Errorf("confidence %v: must be between 0 and 1, e.g. 0.95", o.Confidence))
+	}
+	if o.MinChangePct < 0 {
+		errs = append(errs, fmt.Errorf("min change %v%%: must not be negative", o.MinChangePct))
+	}
+	if o.MinHistory < 2 {
+		errs = append(errs, fmt.Errorf("min history %d: need at least 2 baseline pairs to learn a floor", o.MinHistory))
+	}
+	if o.MinRuns < 4 {
+		errs = append(errs, fmt.Errorf("min runs %d: Mann-Whitney U needs at least 4 runs a side to reach p < 0.05", o.MinRuns))
+	}
+	return errors.Join(errs...)
+}
+
+// isPrimary reports whether unit decides verdicts.
+func (o Options) isPrimary(unit string) bool {
+	return slices.Contains(o.PrimaryUnits, unit)
+}
+
+// unitRank orders units: the primary units in their configured order,
+// then every other unit.
+func (o Options) unitRank(unit string) int {
+	if i := slices.Index(o.PrimaryUnits, unit); i >= 0 {
+		return i
+	}
+	return len(o.PrimaryUnits)
+}
+
+// higherIsBetter reports whether higher values of unit are better, by
+// HigherIsBetter's rule or because the caller listed the unit.
+func (o Options) higherIsBetter(unit string) bool {
+	return HigherIsBetter(unit) || slices.Contains(o.HigherBetterUnits, unit)
+}
+
+// thresholds returns benchmath's default thresholds with o's alpha.
+func (o Options) thresholds() *benchmath.Thresholds {
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = o.Alpha
+	return &th
+}

@@ -1,0 +1,274 @@
+package analysis
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// SummaryMarker is the hidden first line of the PR comment, by which the
+// bot finds its own comment to edit it in place.
+const SummaryMarker = "<!-- perfbot:summary -->"
+
+// A RenderContext carries what a rendering needs beyond the report.
+type RenderContext struct {
+	// Command is how readers invoke perfbot in the reproduction steps;
+	// "perfbot" when empty.
+	Command string
+	// DetailsURL links to the full comparison (a dashboard page);
+	// omitted when empty.
+	DetailsURL string
+}
+
+func (ctx RenderContext) command() string { return cmp.Or(ctx.Command, "perfbot") }
+
+// RenderJSON writes r as indented JSON. The output is stable: rows and
+// warnings keep the report's order and maps are written sorted by key.
+func RenderJSON(w io.Writer, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("render report as JSON: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// A rowGroup is the rows of one table: one unit and, when every row has a
+// phase, one benchmark.
+type rowGroup struct {
+	benchmark string // "" when the table lists whole benchmarks
+	unit      string
+	rows      []Row
+}
+
+// groupRows splits the primary or the other rows into tables, keeping the
+// report's order (which Compare made contiguous by unit and benchmark).
+func groupRows(rows []Row, primary bool) []rowGroup {
+	var byUnit []rowGroup
+	for _, row := range rows {
+		if row.Primary != primary {
+			continue
+		}
+		if n := len(byUnit); n == 0 || byUnit[n-1].unit != row.Unit {
+			byUnit = append(byUnit, rowGroup{unit: row.Unit})
+		}
+		byUnit[len(byUnit)-1].rows = append(byUnit[len(byUnit)-1].rows, row)
+	}
+	var out []rowGroup
+	for _, u := range byUnit {
+		if slices.ContainsFunc(u.rows, func(r Row) bool { return r.Phase == "" }) {
+			out = append(out, u)
+			continue
+		}
+		for _, row := range u.rows {
+			if n := len(out); n == 0 || out[n-1].unit != u.unit || out[n-1].benchmark != row.Benchmark {
+				out = append(out, rowGroup{benchmark: row.Benchmark, unit: u.unit})
+			}
+			out[len(out)-1].rows = append(out[len(out)-1].rows, row)
+		}
+	}
+	return out
+}
+
+// label names a row within its group.
+func (g rowGroup) label(row Row) string {
+	switch {
+	case g.benchmark != "":
+		return row.Phase
+	case row.Phase == "":
+		return row.Benchmark
+	}
+	return row.Benchmark + "/phase=" + row.Phase
+}
+
+// firstColumn is the heading of a group's first column.
+func (g rowGroup) firstColumn() string {
+	if g.benchmark != "" {
+		return "phase"
+	}
+	return "benchmark"
+}
+
+// rowText is a row's cells, formatted.
+type rowText struct {
+	base, head, delta, p, ci, floor, verdict string
+	changed                                  bool // regression or improvement
+}
+
+func formatRow(row Row) rowText {
+	s := scaler(row.Unit, row.Base.Median, row.Head.Median)
+	p := formatP(row.PValue)
+	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed {
+		p = "—" // not tested, so not Holm-corrected either
+	}
+	return rowText{
+		base:    formatScaled(s, row.Base.Median, row.Unit),
+		head:    formatScaled(s, row.Head.Median, row.Unit),
+		delta:   formatPct(row.DeltaPct),
+		p:       p,
+		ci:      formatCI(row.Base) + " / " + formatCI(row.Head),
+		floor:   formatFloor(row.Floor),
+		verdict: rowVerdict(row),
+		changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
+	}
+}
+
+// headline says in one sentence what the verdict rests on. code formats
+// a series name (backticks in Markdown).
+func headline(r *Report, code func(string) string) string {
+	label := reportLabeler(r)
+	name := func(row Row) string {
+		n := code(label(row.Key))
+		if len(r.Options.PrimaryUnits) > 1 {
+			n += " (" + row.Unit + ")"
+		}
+		return n
+	}
+	changes := func(v Verdict) []string {
+		var rows []Row
+		for _, row := range r.Phases {
+			if row.Primary && row.Verdict == v {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortStableFunc(rows, func(a, b Row) int {
+			return cmp.Compare(math.Abs(b.DeltaPct), math.Abs(a.DeltaPct))
+		})
+		var out []string
+		for _, row := range rows {
+			out = append(out, name(row)+" "+formatPct(row.DeltaPct))
+		}
+		return out
+	}
+	switch r.Verdict {
+	case VerdictRegression, VerdictImprovement:
+		worse, better := changes(VerdictRegression), changes(VerdictImprovement)
+		var parts []string
+		if len(worse) > 0 {
+			parts = append(parts, "head is worse than base in "+list(worse, 5))
+		}
+		if len(better) > 0 {
+			parts = append(parts, "better in "+list(better, 5))
+		}
+		if len(worse) == 0 {
+			parts[0] = "head is better than base in " + list(better, 5)
+		}
+		return capitalize(strings.Join(parts, "; ")) + "."
+	case VerdictNoChange:
+		return fmt.Sprintf("No series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
+			plural(r.HolmFamily, "test"), r.Options.Alpha)
+	case VerdictInconclusive:
+		reasons := make(map[string][]string)
+		var order []string
+		for _, row := range r.Phases {
+			if row.Primary && row.Verdict == VerdictInconclusive {
+				if _, ok := reasons[row.Reason]; !ok {
+					order = append(order, row.Reason)
+				}
+				reasons[row.Reason] = append(reasons[row.Reason], name(row))
+			}
+		}
+		if len(order) == 0 {
+			return fmt.Sprintf("No series in %s was measured on both sides.", strings.Join(r.Options.PrimaryUnits, ", "))
+		}
+		var parts []string
+		for _, reason := range order {
+			parts = append(parts, reason+": "+list(reasons[reason], 5))
+		}
+		s := "Not settled (" + strings.Join(parts, "; ") + ")."
+		if r.NeedMoreRuns() {
+			s += " More runs may settle it."
+		}
+		return s
+	case VerdictError:
+		var parts []string
+		for _, side := range []struct {
+			name string
+			runs SideRuns
+		}{{"base", r.Runs.Base}, {"head", r.Runs.Head}} {
+			switch {
+			case side.runs.Total == 0:
+				parts = append(parts, side.name+" has no runs")
+			case side.runs.OK == 0:
+				parts = append(parts, fmt.Sprintf("every %s run failed (%s)", side.name, statusCounts(side.runs)))
+			}
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "no ok run of one side printed a benchmark result")
+		}
+		return "Nothing to compare: " + strings.Join(parts, "; ") + "."
+	}
+	return ""
+}
+
+// reportLabeler names series as the report's warnings do.
+func reportLabeler(r *Report) func(Key) string {
+	keys := make([]Key, 0, len(r.Phases))
+	for _, row := range r.Phases {
+		keys = append(keys, row.Key)
+	}
+	return labeler(keys)
+}
+
+// methodLine says how rows were decided.
+func methodLine(r *Report) string {
+	return fmt.Sprintf("Mann-Whitney U (as benchstat), Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%) and a side needs %d ok runs.",
+		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, r.Options.MinRuns)
+}
+
+// otherUnits lists the units of the non-primary rows.
+func otherUnits(r *Report) []string {
+	var units []string
+	for _, row := range r.Phases {
+		if !row.Primary && !slices.Contains(units, row.Unit) {
+			units = append(units, row.Unit)
+		}
+	}
+	return units
+}
+
+// envKeys returns the keys of both environments, sorted.
+func envKeys(r *Report) []string {
+	var keys []string
+	for k := range r.BaseEnv {
+		keys = append(keys, k)
+	}
+	for k := range r.HeadEnv {
+		if _, ok := r.BaseEnv[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// failureTail returns the last lines of a failure's detail, at most
+// maxLines lines and maxBytes bytes: the end of stderr says why.
+func failureTail(detail string, maxLines, maxBytes int) string {
+	detail = strings.TrimRight(detail, "\n")
+	lines := strings.Split(detail, "\n")
+	if len(lines) > maxLines {
+		lines = lines[len(lines)-maxLines:]
+	}
+	out := strings.Join(lines, "\n")
+	if len(out) > maxBytes {
+		out = out[len(out)-maxBytes:]
+		// Do not start inside a UTF-8 sequence.
+		for len(out) > 0 && out[0]&0xC0 == 0x80 {
+			out = out[1:]
+		}
+		out = "…" + out
+	}
+	return out
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,245 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// goldenInput is a fixed comparison that exercises every part of a
+// rendering: a regression in msm_h (time and instructions), failed head
+// runs, learned and minimum floors, a series only head measured, and a
+// GPU driver that differs.
+func goldenInput() Input {
+	g := newSynth(42, 0.004)
+	g.uniform = true
+	g.instructions = true
+	base := g.runs(baseRev, 12, nil)
+	head := g.runs(headRev, 12, map[string]float64{"msm_h": 1.2})
+	for i := range head {
+		head[i].Samples = append(head[i].Samples, Sample{Key{proveBench, "msm_h/step=scatter", "sec/op"}, 0.021 * g.jitter()})
+	}
+	head = append(head[:6], append(failed(headRev, 2, StatusCrashed,
+		"exit status 2\ngoroutine 1 [running]:\nmain.main()\n\t/src/prover/groth16.go:88\npanic: cuda: out of memory (code 2)"), head[6:]...)...)
+	hist := History{}
+	for _, p := range []string{"synthesis", "msm_h", "total"} {
+		var vs []float64
+		v := 1.0
+		for i := range 13 {
+			vs = append(vs, v)
+			v *= 1 + 0.002*float64(i%5+1)*float64(1-2*(i%2))
+		}
+		hist[Key{proveBench, p, "sec/op"}] = vs
+	}
+	return Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: base, Head: head,
+		History: hist,
+		BaseEnv: Env{"cpu": "AMD EPYC 9654 96-Core", "gpu": "NVIDIA H200", "gpu-driver": "580.159.04", "go": "go1.26.8"},
+		HeadEnv: Env{"cpu": "AMD EPYC 9654 96-Core", "gpu": "NVIDIA H200", "gpu-driver": "580.126.09", "go": "go1.26.8"},
+	}
+}
+
+func goldenReport() *Report { return Compare(goldenInput(), DefaultOptions()) }
+
+// errorReport is a comparison whose head never built.
+func errorReport() *Report {
+	g := newSynth(43, 0.004)
+	return Compare(Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: g.runs(baseRev, 6, nil),
+		Head: failed(headRev, 3, StatusBuildFailed, "prover/msm.go:12:2: undefined: bucketSort"),
+	}, DefaultOptions())
+}
+
+// checkGolden compares got with testdata/name, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./analysis -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./analysis -update and review the diff\n--- got ---\n%s", path, got)
+	}
+}
+
+func TestGoldenReportIsTheIntendedScenario(t *testing.T) {
+	// The golden files are only worth reviewing if the report they print
+	// says what the input plants.
+	t.Parallel()
+	r := goldenReport()
+	if r.Verdict != VerdictRegression || find(r, "msm_h").Verdict != VerdictRegression {
+		t.Errorf("verdict %s, msm_h %s; want regressions", r.Verdict, find(r, "msm_h").Verdict)
+	}
+	if f := find(r, "synthesis").Floor; f.Source != FloorFromHistory || f.Pairs != 12 {
+		t.Errorf("synthesis floor %+v, want learned from 12 pairs", f)
+	}
+	if r.Runs.Head.Failed[StatusCrashed] != 2 || len(r.OnlyHead) != 1 || len(r.EnvDiffers) != 1 {
+		t.Errorf("runs %+v, only head %v, env differs %v", r.Runs.Head, r.OnlyHead, r.EnvDiffers)
+	}
+}
+
+func TestRenderMarkdownGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := RenderMarkdown(&b, goldenReport(), RenderContext{DetailsURL: "https://perfbot.example/compare/1111111..2222222"}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "report.md", b.Bytes())
+	if !strings.HasPrefix(b.String(), SummaryMarker+"\n") {
+		t.Errorf("comment does not start with %s", SummaryMarker)
+	}
+}
+
+func TestRenderMarkdownErrorGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := RenderMarkdown(&b, errorReport(), RenderContext{Command: "go run ./cmd/perfbot"}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "report-error.md", b.Bytes())
+}
+
+func TestRenderTextGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := RenderText(&b, goldenReport()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "report.txt", b.Bytes())
+	if strings.ContainsAny(b.String(), "|*`") {
+		t.Error("the terminal rendering contains Markdown")
+	}
+}
+
+func TestRenderJSONGolden(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := RenderJSON(&b, goldenReport()); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "report.json", b.Bytes())
+}
+
+func TestReportJSONRoundTripsIncludingInfiniteBounds(t *testing.T) {
+	t.Parallel()
+	g := newSynth(44, 0.004)
+	// 4 runs a side: the medians' intervals are infinite, so the JSON has
+	// nulls that must decode back to ±∞.
+	small := Compare(Input{Base: g.runs(baseRev, 4, nil), Head: g.runs(headRev, 4, nil)}, DefaultOptions())
+	if !math.IsInf(small.Phases[0].Base.Lo, -1) {
+		t.Fatalf("4 runs: lo = %g, want −∞", small.Phases[0].Base.Lo)
+	}
+	for _, r := range []*Report{goldenReport(), small, errorReport()} {
+		var first bytes.Buffer
+		if err := RenderJSON(&first, r); err != nil {
+			t.Fatal(err)
+		}
+		var decoded Report
+		if err := json.Unmarshal(first.Bytes(), &decoded); err != nil {
+			t.Fatal(err)
+		}
+		var second, md1, md2 bytes.Buffer
+		if err := RenderJSON(&second, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Errorf("JSON does not round-trip:\n%s\n---\n%s", first.Bytes(), second.Bytes())
+		}
+		_ = RenderMarkdown(&md1, r, RenderContext{})
+		_ = RenderMarkdown(&md2, &decoded, RenderContext{})
+		if md1.String() != md2.String() {
+			t.Errorf("the decoded report renders differently")
+		}
+	}
+	if !bytes.Contains(mustJSON(t, small), []byte(`"lo": null`)) {
+		t.Error("infinite bounds are not written as null")
+	}
+}
+
+func mustJSON(t *testing.T, r *Report) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := RenderJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestMarkdownEscapesWhatWouldBreakTheComment(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"a|b", "`a\\|b`"},
+		{"x`y", "``x`y``"},
+		{"`x", "`` `x ``"},
+	}
+	for _, c := range cases {
+		if got := mdCode(c.in); got != c.want {
+			t.Errorf("mdCode(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := mdCell("<b>*x*</b> | y"); got != `&lt;b&gt;\*x\*&lt;/b&gt; \| y` {
+		t.Errorf("mdCell = %q", got)
+	}
+	if got := mdFence("a ``` b"); got != "````" {
+		t.Errorf("mdFence = %q", got)
+	}
+	if got := failureTail("a\nb\nc\nd", 2, 100); got != "c\nd" {
+		t.Errorf("failureTail = %q", got)
+	}
+	if got := failureTail("ééé", 5, 3); got != "…é" {
+		t.Errorf("failureTail cut inside a rune: %q", got)
+	}
+}
+
+func TestFormatScalesUnitsForReaders(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ got, want string }{
+		{formatValue(0.8123, "sec/op"), "812.3ms"},
+		{formatValue(2.345678, "sec/op"), "2.346s"},
+		{formatValue(0.000012, "sec/op"), "12.00µs"},
+		{formatValue(3.2e9, "instructions/op"), "3.200G"},
+		{formatValue(3*1024*1024, "B/op"), "3.000Mi"},
+		{formatDelta(-0.0123, "sec/op"), "-12.30ms"},
+		{formatDelta(0.08, "sec/op"), "+80.00ms"},
+		{formatPct(20.04), "+20.0%"},
+		{formatPct(math.NaN()), "n/a"},
+		{formatP(0.0004), "<0.001"},
+		{formatP(0.0123), "0.012"},
+		{formatCI(Summary{Median: 100, Lo: 99, Hi: 102}), "±2.0%"},
+		{formatCI(Summary{Median: 100, Lo: math.Inf(-1), Hi: math.Inf(1)}), "±∞"},
+	}
+	for i, c := range cases {
+		if c.got != c.want {
+			t.Errorf("case %d: %q, want %q", i, c.got, c.want)
+		}
+	}
+}
+
+func TestRenderedRowsWithTooFewRunsShowNoPValue(t *testing.T) {
+	t.Parallel()
+	g := newSynth(45, 0.004)
+	r := Compare(Input{Base: g.runs(baseRev, 4, nil), Head: g.runs(headRev, 4, nil)}, DefaultOptions())
+	var b bytes.Buffer
+	if err := RenderMarkdown(&b, r, RenderContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| `msm_h` | ") || !strings.Contains(b.String(), " | — | ±∞ / ±∞ | 1.0% | inconclusive: too few runs |") {
+		t.Errorf("untested rows should show no p-value and infinite intervals:\n%s", b.String())
+	}
+}

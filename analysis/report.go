@@ -1,0 +1,318 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+)
+
+// A Verdict is the outcome of a comparison, for one row or a whole report.
+type Verdict string
+
+// The verdicts. A failed run is never a regression: it makes a row
+// inconclusive or, when a side has no ok run at all, the report an error.
+const (
+	VerdictRegression   Verdict = "regression"   // significant, above the floor, worse
+	VerdictImprovement  Verdict = "improvement"  // significant, above the floor, better
+	VerdictNoChange     Verdict = "no-change"    // not significant, or below the floor, with enough runs
+	VerdictInconclusive Verdict = "inconclusive" // see the row's Reason
+	VerdictError        Verdict = "error"        // a side has no ok run: nothing to compare
+)
+
+// The reasons a row gives for its verdict.
+const (
+	// ReasonTooFewRuns: a side has fewer than Options.MinRuns ok runs
+	// measuring the row, and failed runs do not explain the shortfall.
+	ReasonTooFewRuns = "too few runs"
+	// ReasonTooNoisy: the change is not significant, and the wider of the
+	// two medians' confidence intervals reaches further from its median
+	// than the floor, so a change of floor size could hide in the noise.
+	ReasonTooNoisy = "too noisy"
+	// ReasonRunsFailed: a side has fewer than Options.MinRuns ok runs
+	// measuring the row, and would have had enough had its failed runs
+	// succeeded.
+	ReasonRunsFailed = "runs failed"
+	// ReasonNotSignificant (no-change): the Holm-adjusted p-value is not
+	// below Options.Alpha, and the intervals are narrow enough to have
+	// seen a change of floor size.
+	ReasonNotSignificant = "not significant"
+	// ReasonBelowFloor (no-change): significant, but |Δ%| is below the
+	// row's noise floor.
+	ReasonBelowFloor = "below floor"
+)
+
+// A Report is the result of Compare: every row, the overall verdict, the
+// attribution of total's change to phases and the caveats. It is a pure
+// value: RenderMarkdown, RenderText and RenderJSON print it, and its JSON
+// form decodes back into an equal Report.
+type Report struct {
+	// Verdict is the overall verdict, decided by the primary-unit rows.
+	Verdict Verdict `json:"verdict"`
+	// Base and Head are the compared revisions (full SHAs).
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Runs counts the runs of each side by status.
+	Runs Runs `json:"runs"`
+	// Failures lists the distinct failures, with how often each occurred.
+	Failures []Failure `json:"failures,omitempty"`
+	// Phases has one row per (benchmark, phase, unit) measured on both
+	// sides: primary units first, then in the order the benchmark printed
+	// them.
+	Phases []Row `json:"phases"`
+	// Attribution splits the change in each benchmark's total phase
+	// among its phases, for every primary unit.
+	Attribution []Attribution `json:"attribution,omitempty"`
+	// OnlyBase and OnlyHead are series measured on one side only (a
+	// phase removed or added); they are not compared.
+	OnlyBase []Key `json:"only_base,omitempty"`
+	OnlyHead []Key `json:"only_head,omitempty"`
+	// BaseEnv and HeadEnv describe where each side ran; EnvDiffers lists
+	// the keys whose values differ (or that one side lacks).
+	BaseEnv    Env      `json:"base_env,omitempty"`
+	HeadEnv    Env      `json:"head_env,omitempty"`
+	EnvDiffers []string `json:"env_differs,omitempty"`
+	// HolmFamily is the number of tests in the primary family: the
+	// primary-unit rows with enough runs, across every benchmark.
+	HolmFamily int `json:"holm_family"`
+	// Options are the options the comparison used, defaults filled in.
+	Options Options `json:"options"`
+	// Warnings are the caveats a reader must see, in a stable order.
+	Warnings []string `json:"warnings"`
+}
+
+// NeedMoreRuns reports whether adding runs could settle the comparison:
+// some primary row is inconclusive because it has too few runs or is too
+// noisy. A caller adds runs in batches, up to a cap, while it is true (as
+// Chromium's Pinpoint does). It is false for an error report and for rows
+// that lack runs because runs failed.
+func (r *Report) NeedMoreRuns() bool {
+	if r.Verdict == VerdictError {
+		return false
+	}
+	for _, row := range r.Phases {
+		if row.Primary && row.Verdict == VerdictInconclusive &&
+			(row.Reason == ReasonTooFewRuns || row.Reason == ReasonTooNoisy) {
+			return true
+		}
+	}
+	return false
+}
+
+// Runs counts the runs of both sides.
+type Runs struct {
+	Base SideRuns `json:"base"`
+	Head SideRuns `json:"head"`
+}
+
+// SideRuns counts the runs of one side.
+type SideRuns struct {
+	Total int `json:"total"`
+	OK    int `json:"ok"`
+	// Failed counts the runs that did not end ok, by status.
+	Failed map[Status]int `json:"failed,omitempty"`
+}
+
+// FailedRuns returns the number of runs that did not end ok.
+func (s SideRuns) FailedRuns() int { return s.Total - s.OK }
+
+// A Failure is one distinct way runs of a side failed.
+type Failure struct {
+	Side   string `json:"side"` // "base" or "head"
+	Status Status `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Count  int    `json:"count"`
+}
+
+// An Env describes the machine and toolchain a side ran on, as the runner
+// fingerprinted it: "cpu", "gpu", "gpu-driver", "go", "kernel" and so on.
+type Env map[string]string
+
+// A Row compares one series, a (benchmark, phase, unit), between base and
+// head.
+type Row struct {
+	Key
+	// Primary reports whether the row's unit decides verdicts.
+	Primary bool `json:"primary"`
+	// Better is "lower" or "higher": which way is an improvement.
+	Better string `json:"better"`
+	// Base and Head summarize each side's runs.
+	Base Summary `json:"base"`
+	Head Summary `json:"head"`
+	// DeltaPct is (head median − base median) / base median × 100; NaN
+	// (JSON null) when the base median is 0 and the head's is not.
+	DeltaPct float64 `json:"delta_pct"`
+	// PRaw is the Mann-Whitney U p-value, as benchstat prints it.
+	PRaw float64 `json:"p_raw"`
+	// PValue is PRaw after Holm's correction within the row's family
+	// (the primary units together; every other unit by itself). Rows
+	// with too few runs are not tested and keep PValue = PRaw.
+	PValue float64 `json:"p_value"`
+	// Floor is the smallest |DeltaPct| that counts.
+	Floor
+	// Verdict and Reason are the row's outcome.
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// A Summary summarizes one side of a row: the median of the runs' values
+// and its confidence interval (benchmath.AssumeNothing). Lo and Hi are
+// infinite when there are too few runs for an interval at the configured
+// confidence (fewer than 6 at 95%); JSON writes them as null.
+type Summary struct {
+	Median float64 `json:"median"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	N      int     `json:"n"`
+}
+
+// An Attribution splits the change of one benchmark's total phase among
+// its phases, in one unit.
+type Attribution struct {
+	Benchmark string `json:"benchmark"`
+	Unit      string `json:"unit"`
+	// Base and Head are total's medians; Delta is Head − Base.
+	Base     float64 `json:"base"`
+	Head     float64 `json:"head"`
+	Delta    float64 `json:"delta"`
+	DeltaPct float64 `json:"delta_pct"`
+	// Verdict is total's row verdict.
+	Verdict Verdict `json:"verdict"`
+	// Phases are the top-level phases measured on both sides (sub-steps
+	// such as "msm_h/step=sort" are inside their parent and left out),
+	// by |Delta| descending.
+	Phases []PhaseShare `json:"phases"`
+	// ExplainedBy names the phases that changed significantly
+	// (regression or improvement), by |share| descending.
+	ExplainedBy []string `json:"explained_by"`
+	// Unexplained is Delta − Σ phase Delta: time outside the measured
+	// phases, plus the fact that medians do not add up exactly.
+	Unexplained         float64 `json:"unexplained"`
+	UnexplainedSharePct float64 `json:"unexplained_share_pct"`
+}
+
+// A PhaseShare is one phase's part in the change of total.
+type PhaseShare struct {
+	Phase    string  `json:"phase"`
+	Delta    float64 `json:"delta"`     // head median − base median, in the unit
+	DeltaPct float64 `json:"delta_pct"` // relative to the phase's base median
+	// SharePct is Delta / total's Delta × 100; NaN (JSON null) when
+	// total did not move at all.
+	SharePct float64 `json:"share_pct"`
+	Verdict  Verdict `json:"verdict"`
+}
+
+// nullable returns x, or nil when x is NaN or infinite (JSON has no
+// encoding for those).
+func nullable(x float64) *float64 {
+	if !finite(x) {
+		return nil
+	}
+	return &x
+}
+
+// orElse returns *p, or def when p is nil.
+func orElse(p *float64, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// MarshalJSON writes infinite bounds as null.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Median float64  `json:"median"`
+		Lo     *float64 `json:"lo"`
+		Hi     *float64 `json:"hi"`
+		N      int      `json:"n"`
+	}{s.Median, nullable(s.Lo), nullable(s.Hi), s.N})
+}
+
+// UnmarshalJSON reads null bounds as −∞ and +∞.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	v := struct {
+		*plain
+		Lo *float64 `json:"lo"`
+		Hi *float64 `json:"hi"`
+	}{plain: (*plain)(s)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	s.Lo, s.Hi = orElse(v.Lo, math.Inf(-1)), orElse(v.Hi, math.Inf(1))
+	return nil
+}
+
+// MarshalJSON writes a NaN DeltaPct as null.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row
+	return json.Marshal(struct {
+		plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain(r), nullable(r.DeltaPct)})
+}
+
+// UnmarshalJSON reads a null DeltaPct as NaN.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	type plain Row
+	v := struct {
+		*plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	r.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	return nil
+}
+
+// MarshalJSON writes NaN percentages as null.
+func (a Attribution) MarshalJSON() ([]byte, error) {
+	type plain Attribution
+	return json.Marshal(struct {
+		plain
+		DeltaPct            *float64 `json:"delta_pct"`
+		UnexplainedSharePct *float64 `json:"unexplained_share_pct"`
+	}{plain(a), nullable(a.DeltaPct), nullable(a.UnexplainedSharePct)})
+}
+
+// UnmarshalJSON reads null percentages as NaN.
+func (a *Attribution) UnmarshalJSON(b []byte) error {
+	type plain Attribution
+	v := struct {
+		*plain
+		DeltaPct            *float64 `json:"delta_pct"`
+		UnexplainedSharePct *float64 `json:"unexplained_share_pct"`
+	}{plain: (*plain)(a)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	a.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	a.UnexplainedSharePct = orElse(v.UnexplainedSharePct, math.NaN())
+	return nil
+}
+
+// MarshalJSON writes NaN percentages as null.
+func (p PhaseShare) MarshalJSON() ([]byte, error) {
+	type plain PhaseShare
+	return json.Marshal(struct {
+		plain
+		DeltaPct *float64 `json:"delta_pct"`
+		SharePct *float64 `json:"share_pct"`
+	}{plain(p), nullable(p.DeltaPct), nullable(p.SharePct)})
+}
+
+// UnmarshalJSON reads null percentages as NaN.
+func (p *PhaseShare) UnmarshalJSON(b []byte) error {
+	type plain PhaseShare
+	v := struct {
+		*plain
+		DeltaPct *float64 `json:"delta_pct"`
+		SharePct *float64 `json:"share_pct"`
+	}{plain: (*plain)(p)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	p.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	p.SharePct = orElse(v.SharePct, math.NaN())
+	return nil
+}

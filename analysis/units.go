@@ -1,0 +1,29 @@
+package analysis
+
+import "strings"
+
+// HigherIsBetter reports whether higher values of unit are better. Rates
+// are: a unit whose last "/"-separated part is a time ("s", "sec", "ms",
+// "us", "µs", "ns"), such as "B/s", "MB/s" or "constraints/s". Every other
+// unit is taken to be a cost, where lower is better: "sec/op", "B/op",
+// "allocs/op", "instructions/op", "page-faults/op". These defaults agree
+// with benchfmt.UnitMetadataMap.GetBetter for the units it knows
+// (golang.org/x/perf/benchunit has no notion of direction); Options lists
+// the exceptions a caller knows of.
+func HigherIsBetter(unit string) bool {
+	i := strings.LastIndexByte(unit, '/')
+	if i < 0 {
+		return false
+	}
+	switch unit[i+1:] {
+	case "s", "sec", "ms", "us", "µs", "ns":
+		return true
+	}
+	return false
+}
+
+// isTimeUnit reports whether unit measures time in seconds per something,
+// so that its values print as "812.3ms" rather than "812.3m".
+func isTimeUnit(unit string) bool {
+	return unit == "sec" || strings.HasPrefix(unit, "sec/")
+}

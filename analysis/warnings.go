@@ -1,0 +1,255 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"golang.org/x/perf/benchmath"
+)
+
+// This file collects the caveats of a comparison into Report.Warnings,
+// in a fixed order: runs, rows, history, drift, attribution, environment.
+
+// listLimit is how many series a warning names before "and N more".
+const listLimit = 6
+
+// noisyFloorPct is the learned noise floor from which a series is called
+// noisy in history.
+const noisyFloorPct = 5.0
+
+// unexplainedLimitPct is the share of total's change that the phases
+// may leave unexplained before a warning says so.
+const unexplainedLimitPct = 50.0
+
+func (c *comparer) warnf(format string, args ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+}
+
+// warnRuns warns about failed runs and about runs that do not belong.
+func (c *comparer) warnRuns(r *Report, base, head *side) {
+	for _, s := range []*side{base, head} {
+		switch {
+		case s.runs.Total == 0:
+			c.warnf("%s has no runs: nothing to compare", s.name)
+		case s.runs.OK == 0:
+			c.warnf("every %s run failed (%s): nothing to compare; a failed run is never counted as a regression", s.name, statusCounts(s.runs))
+		case s.withSamples == 0:
+			c.warnf("none of the %d ok %s %s printed a benchmark result: nothing to compare", s.runs.OK, s.name, pluralWord(s.runs.OK, "run"))
+		case s.runs.FailedRuns() > 0:
+			c.warnf("%d of %s's %s failed (%s): their samples are excluded, and a failed run is never counted as a regression",
+				s.runs.FailedRuns(), s.name, plural(s.runs.Total, "run"), statusCounts(s.runs))
+		}
+		if n := s.runs.OK - s.withSamples; n > 0 && s.withSamples > 0 {
+			c.warnf("%d ok %s %s printed no benchmark result", n, s.name, pluralWord(n, "run"))
+		}
+		if s.otherRev > 0 {
+			c.warnf("%d ok %s %s report a revision other than %s: the sides are mixed up", s.otherRev, s.name, pluralWord(s.otherRev, "run"), shortRev(s.rev))
+		}
+		if s.nonFinite > 0 {
+			c.warnf("%s: dropped %s that were NaN or infinite", s.name, plural(s.nonFinite, "value"))
+		}
+	}
+	if r.Base != "" && r.Base == r.Head {
+		c.warnf("base and head are the same revision %s: an A/A comparison, so any change reported is noise", shortRev(r.Base))
+	}
+}
+
+// warnRows warns about primary rows that could not be decided, series
+// measured on one side only or by some runs only, and short or noisy
+// history.
+func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
+	var fewRuns, failed, noisy, partial, shortHist, noisyHist []string
+	primary, fewestPairs := 0, -1
+	for _, row := range r.Phases {
+		if !row.Primary {
+			continue
+		}
+		primary++
+		label := c.label(row.Key)
+		switch row.Reason {
+		case ReasonTooFewRuns:
+			fewRuns = append(fewRuns, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
+		case ReasonRunsFailed:
+			failed = append(failed, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
+		case ReasonTooNoisy:
+			noisy = append(noisy, fmt.Sprintf("%s (%s / %s vs floor %s)", label, formatCI(row.Base), formatCI(row.Head), formatFloor(row.Floor)))
+		}
+		for _, s := range []*side{base, head} {
+			if n := len(s.series[row.Key]); n < s.withSamples {
+				partial = append(partial, fmt.Sprintf("%s (%d of %d %s runs)", label, n, s.withSamples, s.name))
+			}
+		}
+		if row.Floor.Source == FloorMinimum && row.Floor.Pairs < c.opts.MinHistory {
+			shortHist = append(shortHist, label)
+			if fewestPairs < 0 || row.Floor.Pairs < fewestPairs {
+				fewestPairs = row.Floor.Pairs
+			}
+		}
+		if row.Floor.Source == FloorFromHistory && row.Floor.Pct >= noisyFloorPct {
+			noisyHist = append(noisyHist, fmt.Sprintf("%s (%s)", label, formatFloor(row.Floor)))
+		}
+	}
+	units := strings.Join(c.opts.PrimaryUnits, ", ")
+	if primary == 0 {
+		c.warnf("no series in %s was measured on both sides: nothing decides the verdict", units)
+	}
+	if len(fewRuns) > 0 {
+		c.warnf("too few runs: %s; a series needs %d ok runs a side to be tested; add runs",
+			list(fewRuns, listLimit), c.opts.MinRuns)
+	}
+	if len(failed) > 0 {
+		c.warnf("runs failed: %s would have had %d ok runs a side but for failed runs", list(failed, listLimit), c.opts.MinRuns)
+	}
+	if len(noisy) > 0 {
+		c.warnf("too noisy: %s; the %.0f%% intervals reach further than the noise floor, so a change of floor size could not be seen; add runs or quiet the machine",
+			list(noisy, listLimit), c.opts.Confidence*100)
+	}
+	if len(partial) > 0 {
+		c.warnf("measured by only some ok runs: %s", list(partial, listLimit))
+	}
+	c.warnOneSided(r.OnlyBase, "base", "removed")
+	c.warnOneSided(r.OnlyHead, "head", "new")
+	switch {
+	case len(shortHist) > 0 && len(hist) == 0:
+		c.warnf("no baseline history yet: every noise floor is the %.1f%% minimum (pushes to the default branch record history)", c.opts.MinChangePct)
+	case len(shortHist) > 0:
+		c.warnf("history too short to learn a noise floor for %s (a floor needs %d consecutive baseline pairs; the shortest has %d): they use the %.1f%% minimum",
+			list(shortHist, listLimit), c.opts.MinHistory, fewestPairs, c.opts.MinChangePct)
+	}
+	if len(noisyHist) > 0 {
+		c.warnf("noisy in history: %s; smaller changes are not reported for these series", list(noisyHist, listLimit))
+	}
+}
+
+// warnOneSided names the primary series that only one side measured and
+// counts the others.
+func (c *comparer) warnOneSided(keys []Key, sideName, what string) {
+	var primary []string
+	others := 0
+	for _, k := range keys {
+		if c.opts.isPrimary(k.Unit) {
+			primary = append(primary, c.label(k)+" "+k.Unit)
+		} else {
+			others++
+		}
+	}
+	if others > 0 {
+		primary = append(primary, plural(others, "series")+" in other units")
+	}
+	if len(primary) > 0 {
+		c.warnf("only in %s (%s, not compared): %s", sideName, what, list(primary, listLimit))
+	}
+}
+
+// warnDrift looks for a trend within each side's runs: the first half of
+// a side's runs against its second half, for every primary series with at
+// least 8 runs on that side (4 a half, the fewest that Mann-Whitney U can
+// separate at α = 0.05). The tests are Holm-corrected together, and a
+// drift counts only when it also reaches the series' floor. Interleaving
+// base and head runs keeps drift from biasing the comparison, but it adds
+// noise and usually means thermal throttling or background load.
+func (c *comparer) warnDrift(rows []Row, base, head *side) {
+	type check struct {
+		row  *Row
+		side string
+		pct  float64
+	}
+	var checks []check
+	var ps []float64
+	th := c.opts.thresholds()
+	for i := range rows {
+		row := &rows[i]
+		if !row.Primary {
+			continue
+		}
+		for _, s := range []*side{base, head} {
+			v := s.series[row.Key]
+			if len(v) < 8 {
+				continue
+			}
+			first := benchmath.NewSample(slices.Clone(v[:len(v)/2]), th)
+			second := benchmath.NewSample(slices.Clone(v[len(v)/2:]), th)
+			checks = append(checks, check{row, s.name, deltaPct(median(first.Values), median(second.Values))})
+			ps = append(ps, benchmath.AssumeNothing.Compare(first, second).P)
+		}
+	}
+	for i, p := range Holm(ps) {
+		ch := checks[i]
+		if p < c.opts.Alpha && (math.Abs(ch.pct) >= ch.row.Floor.Pct || math.IsNaN(ch.pct)) {
+			c.warnf("%s drifted %s between the first and second half of the %s runs (%s): look for thermal throttling or background load",
+				c.label(ch.row.Key), formatPct(ch.pct), ch.side, formatPEq(p))
+		}
+	}
+}
+
+// warnAttribution warns when the phases do not explain a change in total,
+// or when phases changed although total did not.
+func (c *comparer) warnAttribution(attr []Attribution) {
+	for _, a := range attr {
+		name := c.label(Key{Benchmark: a.Benchmark, Phase: "total"})
+		changed := a.Verdict == VerdictRegression || a.Verdict == VerdictImprovement
+		if changed && !(math.Abs(a.UnexplainedSharePct) <= unexplainedLimitPct) {
+			c.warnf("%s: the phases explain only %s of the change in total (%s); the rest is outside the measured phases",
+				name, formatShare(100-a.UnexplainedSharePct), formatDelta(a.Delta, a.Unit))
+		}
+		if !changed && len(a.ExplainedBy) > 0 {
+			c.warnf("%s did not change significantly although %s did: other phases may compensate, or total is noisier than its parts",
+				name, list(a.ExplainedBy, listLimit))
+		}
+	}
+}
+
+// warnEnv records which environment keys differ and warns about them.
+func (c *comparer) warnEnv(r *Report) {
+	if len(r.BaseEnv) == 0 && len(r.HeadEnv) == 0 {
+		return
+	}
+	if len(r.BaseEnv) == 0 || len(r.HeadEnv) == 0 {
+		missing := "base"
+		if len(r.HeadEnv) == 0 {
+			missing = "head"
+		}
+		c.warnf("no environment recorded for %s: cannot check that both sides ran on the same machine", missing)
+		return
+	}
+	var keys []string
+	for k := range r.BaseEnv {
+		keys = append(keys, k)
+	}
+	for k := range r.HeadEnv {
+		if _, ok := r.BaseEnv[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var diffs []string
+	for _, k := range keys {
+		b, inBase := r.BaseEnv[k]
+		h, inHead := r.HeadEnv[k]
+		if inBase && inHead && b == h {
+			continue
+		}
+		r.EnvDiffers = append(r.EnvDiffers, k)
+		diffs = append(diffs, fmt.Sprintf("%s (base %s, head %s)", k, envValue(b, inBase), envValue(h, inHead)))
+	}
+	if len(diffs) > 0 {
+		c.warnf("base and head ran in different environments: %s; differences may come from the machine, not the change", list(diffs, listLimit))
+	}
+}
+
+func envValue(v string, ok bool) string {
+	if !ok {
+		return "unset"
+	}
+	return fmt.Sprintf("%q", v)
+}
+
+// pluralWord returns noun with an s unless n is 1.
+func pluralWord(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
