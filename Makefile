@@ -17,9 +17,12 @@ all: build
 build:
 	$(GO) build -o $(BUILD)/perfbot ./cmd/perfbot
 
+# The store suite runs on SQLite and on PostgreSQL: scripts/with-postgres.sh
+# starts a throwaway cluster unless PERFBOT_TEST_DATABASE_URL is set, and
+# PERFBOT_REQUIRE_POSTGRES makes a missing server a failure, never a skip.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 20m ./...
+	PERFBOT_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
 
 bench: build
 	mkdir -p $(BENCHOUT)

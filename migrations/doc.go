@@ -1,4 +1,4 @@
 // Package migrations holds perfbot's database schema as SQL files, one
 // directory per dialect (postgres, sqlite), embedded in the binary and
-// applied by goose's Provider. The compare issue adds the first schema.
+// applied by goose's Provider. The first schema (00001_init.sql) holds repos, commits, runs, samples and comparisons.
 package migrations

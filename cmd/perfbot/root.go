@@ -33,11 +33,14 @@ func usagef(cmd *cobra.Command, format string, args ...any) error {
 
 func exitCode(err error) int {
 	var ue *usageError
+	var se *statusError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &se):
+		return se.code
 	default:
 		return exitFailure
 	}
@@ -82,6 +85,7 @@ which phase got slower, by how much, and why.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{cmd: cmd.CommandPath(), err: err}
 	})
-	root.AddCommand(newProveCommand(), newVersionCommand())
+	root.AddCommand(newCompareCommand(), newRunCommand(), newExportCommand(), newCalibrateCommand(),
+		newProveCommand(), newMigrateCommand(), newVersionCommand())
 	return root
 }

@@ -1,0 +1,199 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/workspace"
+	"github.com/perfbot/perfbot/store"
+)
+
+// A CompareRequest asks for head to be compared against base.
+type CompareRequest struct {
+	Source     string // repository path or clone URL
+	Base, Head string // any git revisions
+	// Count and MaxCount override the config's measured runs per side and
+	// the cap that inconclusive comparisons may grow to; 0 keeps the
+	// config's values.
+	Count, MaxCount int
+	// Kind is what the runs are stored as: store.KindCompare unless set
+	// (calibration stores store.KindCalibrate).
+	Kind store.Kind
+}
+
+// A CompareResult is a finished comparison.
+type CompareResult struct {
+	Report       *analysis.Report
+	Markdown     string // the report rendered for a pull request
+	ComparisonID int64
+	Base, Head   workspace.Commit
+	Config       *Config
+	ConfigSource string // where the config came from (see LoadConfig)
+	Rounds       int    // measured runs per side and benchmark
+	FailedRuns   int    // runs that did not end ok (builds included)
+	// BaseRuns and HeadRuns are the measured runs, in the order they ran.
+	BaseRuns, HeadRuns []analysis.Run
+}
+
+// Compare builds base and head, runs warm-ups that are thrown away, then
+// Count interleaved rounds (base, head, base, head …), storing every run.
+// While the report says more runs could settle it, it adds batches of
+// rounds up to MaxCount (sequential testing). The config comes from the
+// base revision, so a change cannot alter how it is measured.
+func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResult, error) {
+	ws, err := r.open(ctx, req.Source)
+	if err != nil {
+		return nil, err
+	}
+	base, err := resolve(ctx, ws, "base", req.Base)
+	if err != nil {
+		return nil, err
+	}
+	head, err := resolve(ctx, ws, "head", req.Head)
+	if err != nil {
+		return nil, err
+	}
+	cfg, source, err := LoadConfig(ctx, ws, base.SHA)
+	if err != nil {
+		return nil, err
+	}
+	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
+	kind := req.Kind
+	if kind == "" {
+		kind = store.KindCompare
+	}
+	ss := &session{r: r, ws: ws, cfg: cfg, kind: kind, env: r.env(ctx)}
+	count := ss.count(req.Count)
+	maxCount := max(count, ss.cfg.MaxCount)
+	if req.MaxCount > 0 {
+		maxCount = max(count, req.MaxCount)
+	}
+	sides := []*side{{name: "base", commit: base}, {name: "head", commit: head}}
+	for _, s := range sides {
+		if err := ss.build(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	warm := ss.warmup()
+	ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
+	if err := ss.rounds(ctx, sides, warm, false); err != nil {
+		return nil, err
+	}
+	if err := ss.rounds(ctx, sides, count, true); err != nil {
+		return nil, err
+	}
+	rounds := count
+
+	hist, err := r.Store.History(ctx, store.HistoryQuery{
+		Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: cfg.Hash(), Limit: 100,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	opts := r.optionsFor(cfg)
+	env := analysisEnv(ss.env, base)
+	compare := func() *analysis.Report {
+		return analysis.Compare(analysis.Input{
+			BaseRev: base.SHA, HeadRev: head.SHA,
+			Base: sides[0].runs, Head: sides[1].runs,
+			History: hist, BaseEnv: env, HeadEnv: env,
+		}, opts)
+	}
+	report := compare()
+	// Sequential testing: add rounds in batches while the report is
+	// inconclusive for lack of runs or for noise, up to the cap.
+	batch := max(2, count/2)
+	for report.NeedMoreRuns() && rounds < maxCount {
+		n := min(batch, maxCount-rounds)
+		r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", maxCount)
+		ss.prog.grow(len(cfg.Benchmarks) * len(sides) * n)
+		if err := ss.rounds(ctx, sides, n, true); err != nil {
+			return nil, err
+		}
+		rounds += n
+		report = compare()
+	}
+	ss.prog.finish()
+
+	var md bytes.Buffer
+	if err := analysis.RenderMarkdown(&md, report, analysis.RenderContext{}); err != nil {
+		return nil, err
+	}
+	reportJSON, err := json.Marshal(report)
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	inputs, _ := json.Marshal(map[string]any{
+		"config_hash": cfg.Hash(), "config_source": source, "rounds": rounds,
+		"base_runs": sides[0].ids, "head_runs": sides[1].ids, "machine": ss.env.ID(),
+	})
+	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
+		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
+		Verdict: string(report.Verdict), Inputs: string(inputs), Report: string(reportJSON),
+		Markdown: md.String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store comparison: %w", err)
+	}
+	return &CompareResult{
+		Report: report, Markdown: md.String(), ComparisonID: id,
+		Base: base, Head: head, Config: cfg, ConfigSource: source,
+		Rounds: rounds, FailedRuns: ss.failed,
+		BaseRuns: sides[0].runs, HeadRuns: sides[1].runs,
+	}, nil
+}
+
+// A BaselineRequest asks for runs of one revision to be stored as
+// baseline history (what a push to the default branch records).
+type BaselineRequest struct {
+	Source string
+	Rev    string
+	Count  int // 0: the config's count
+}
+
+// A BaselineResult is what a baseline stored.
+type BaselineResult struct {
+	Commit     workspace.Commit
+	RunIDs     []int64
+	OK, Failed int
+	Config     *Config
+}
+
+// Baseline builds rev with its own config and stores Count runs of every
+// benchmark as baseline runs, after discarded warm-ups.
+func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineResult, error) {
+	ws, err := r.open(ctx, req.Source)
+	if err != nil {
+		return nil, err
+	}
+	c, err := resolve(ctx, ws, "the", req.Rev)
+	if err != nil {
+		return nil, err
+	}
+	cfg, source, err := LoadConfig(ctx, ws, c.SHA)
+	if err != nil {
+		return nil, err
+	}
+	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
+	ss := &session{r: r, ws: ws, cfg: cfg, kind: store.KindBaseline, env: r.env(ctx)}
+	s := &side{name: "rev", commit: c}
+	if err := ss.build(ctx, s); err != nil {
+		return nil, err
+	}
+	count, warm := ss.count(req.Count), ss.warmup()
+	ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*(warm+count))
+	if err := ss.rounds(ctx, []*side{s}, warm, false); err != nil {
+		return nil, err
+	}
+	if err := ss.rounds(ctx, []*side{s}, count, true); err != nil {
+		return nil, err
+	}
+	ss.prog.finish()
+	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed}
+	res.OK = len(s.ids) - ss.failed
+	return res, nil
+}

@@ -1,0 +1,81 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+// progress shows which run is running and the estimated time left. On a
+// terminal it rewrites one line in place; otherwise it prints a plain line
+// at most every plainEvery, so CI logs stay short.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	total    int
+	finished int
+	started  time.Time
+	last     time.Time
+	label    string
+}
+
+const plainEvery = 10 * time.Second
+
+func newProgress(w io.Writer, total int) *progress {
+	p := &progress{w: w, total: total, started: time.Now()}
+	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		p.tty = true
+	}
+	return p
+}
+
+func (p *progress) grow(n int) {
+	if p != nil {
+		p.total += n
+	}
+}
+
+// start announces the next run.
+func (p *progress) start(bench, side string) {
+	if p == nil || p.w == nil {
+		return
+	}
+	p.label = fmt.Sprintf("run %d/%d: %s %s", p.finished+1, p.total, bench, side)
+	eta := p.eta()
+	switch {
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s%s", p.label, eta)
+	case time.Since(p.last) >= plainEvery || p.finished == 0:
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "%s%s\n", p.label, eta)
+	}
+}
+
+func (p *progress) done() {
+	if p != nil {
+		p.finished++
+	}
+}
+
+func (p *progress) eta() string {
+	if p.finished == 0 {
+		return ""
+	}
+	per := time.Since(p.started) / time.Duration(p.finished)
+	left := per * time.Duration(p.total-p.finished)
+	return fmt.Sprintf(", about %s left", left.Round(time.Second))
+}
+
+// finish ends the progress line.
+func (p *progress) finish() {
+	if p == nil || p.w == nil {
+		return
+	}
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "%d runs in %s\n", p.finished, time.Since(p.started).Round(time.Second))
+}

@@ -1,0 +1,274 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/execute"
+	"github.com/perfbot/perfbot/runner/workspace"
+	"github.com/perfbot/perfbot/store"
+)
+
+// A Store keeps runs and comparisons. *store.DB satisfies it.
+type Store interface {
+	SaveRun(ctx context.Context, r *store.RunRecord) (int64, error)
+	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
+	SaveComparison(ctx context.Context, c *store.Comparison) (int64, error)
+}
+
+// A Runner builds revisions, runs their benchmarks and stores every run.
+type Runner struct {
+	// DataDir holds mirrors, worktrees and builds.
+	DataDir string
+	Store   Store
+	// Logger gets progress and notes; nil discards them.
+	Logger *slog.Logger
+	// Progress, when set, shows which run is running and the ETA: a line
+	// rewritten in place on a terminal, periodic lines otherwise.
+	Progress io.Writer
+	// Builder builds revisions; the zero value works.
+	Builder Builder
+	// Env is the machine's fingerprint; Fingerprint fills it when nil.
+	Env *execute.Env
+}
+
+func (r *Runner) log() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return r.Logger
+}
+
+func (r *Runner) env(ctx context.Context) execute.Env {
+	if r.Env == nil {
+		e := execute.Fingerprint(ctx)
+		r.Env = &e
+	}
+	return *r.Env
+}
+
+// A side is one revision being measured: its commit, build and runs.
+type side struct {
+	name   string // "base", "head", or "rev" for a single revision
+	commit workspace.Commit
+	build  BuildResult
+	runs   []analysis.Run
+	ids    []int64
+}
+
+// session is one revision set being measured under one config.
+type session struct {
+	r      *Runner
+	ws     *workspace.Workspace
+	cfg    *Config
+	kind   store.Kind
+	env    execute.Env
+	prog   *progress
+	failed int // runs that did not end ok, all sides
+}
+
+func (r *Runner) open(ctx context.Context, source string) (*workspace.Workspace, error) {
+	if source == "" {
+		return nil, fmt.Errorf("no repository: give --repo with a path to a git repository or a clone URL")
+	}
+	return workspace.Open(ctx, source, r.DataDir)
+}
+
+// resolve resolves rev and names the side in the error.
+func resolve(ctx context.Context, ws *workspace.Workspace, what, rev string) (workspace.Commit, error) {
+	if rev == "" {
+		return workspace.Commit{}, fmt.Errorf("no %s revision given", what)
+	}
+	c, err := ws.Resolve(ctx, rev)
+	if err != nil {
+		return c, fmt.Errorf("%s revision: %w", what, err)
+	}
+	return c, nil
+}
+
+// build builds s; a failed build is recorded as a build-failed run.
+func (ss *session) build(ctx context.Context, s *side) error {
+	ss.r.log().Info("build", "side", s.name, "sha", s.commit.Short())
+	res, err := ss.r.Builder.Build(ctx, ss.ws, s.commit, ss.cfg)
+	if err != nil {
+		return fmt.Errorf("build %s %s: %w", s.name, s.commit.Short(), err)
+	}
+	s.build = res
+	if res.Failed {
+		ss.r.log().Warn("build failed", "side", s.name, "sha", s.commit.Short(), "command", strings.Join(res.FailedCommand, " "), "reason", res.Reason, "output", lastLines(res.Output, 5))
+		detail := res.Reason
+		if res.Output != "" {
+			detail += "\n" + res.Output
+		}
+		now := time.Now()
+		return ss.record(ctx, s, analysis.Run{Revision: s.commit.SHA, Status: analysis.StatusBuildFailed, Detail: detail}, now, now, "")
+	} else if res.Cached {
+		ss.r.log().Info("build cached", "side", s.name, "sha", s.commit.Short())
+	}
+	return nil
+}
+
+// runOnce runs benchmark b of side s once; keep says whether the run is
+// measured (stored and compared) or a warm-up.
+func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool) error {
+	vars := s.build.Vars()
+	spec := execute.Spec{
+		Args:    b.Argv(vars),
+		Dir:     s.build.SrcDir,
+		Env:     b.Environ(vars),
+		Timeout: cmp.Or(b.Timeout, ss.cfg.Timeout),
+		CPUs:    b.CPUs,
+	}
+	label := s.name
+	if !keep {
+		label += " (warm-up)"
+	}
+	ss.prog.start(b.Name, label)
+	started := time.Now()
+	res, err := execute.Run(ctx, spec)
+	ended := time.Now()
+	ss.prog.done()
+	if err != nil {
+		return fmt.Errorf("run %s on %s %s: %w", b.Name, s.name, s.commit.Short(), err)
+	}
+	run := res.Run
+	run.Revision = s.commit.SHA
+	if run.Status != analysis.StatusOK {
+		ss.r.log().Warn("run failed", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "status", run.Status)
+	}
+	if !keep {
+		return nil
+	}
+	// Whole-process samples are per benchmark command: name them so, so
+	// the process counters of two benchmarks never mix.
+	for i := range run.Samples {
+		if run.Samples[i].Benchmark == execute.ProcessBenchmark {
+			run.Samples[i].Benchmark = execute.ProcessBenchmark + "/benchmark=" + b.Name
+		}
+	}
+	return ss.record(ctx, s, run, started, ended, res.StderrTail)
+}
+
+func (ss *session) record(ctx context.Context, s *side, run analysis.Run, started, ended time.Time, stderr string) error {
+	if run.Status != analysis.StatusOK {
+		ss.failed++
+		if run.Detail == "" {
+			run.Detail = stderr
+		}
+	}
+	envJSON, _ := json.Marshal(ss.env)
+	cfgJSON, _ := json.Marshal(ss.cfg)
+	rec := &store.RunRecord{
+		Repo: ss.ws.Source(),
+		Commit: store.Commit{
+			SHA: s.commit.SHA, Parents: s.commit.Parents,
+			AuthorTime: s.commit.AuthorTime, Subject: s.commit.Subject,
+		},
+		Kind:       ss.kind,
+		ConfigHash: ss.cfg.Hash(),
+		Config:     string(cfgJSON),
+		Machine:    ss.env.ID(),
+		Env:        string(envJSON),
+		StartedAt:  started,
+		EndedAt:    ended,
+		Status:     run.Status,
+		Detail:     run.Detail,
+		Samples:    run.Samples,
+	}
+	id, err := ss.r.Store.SaveRun(ctx, rec)
+	if err != nil {
+		return fmt.Errorf("store run of %s %s: %w", s.name, s.commit.Short(), err)
+	}
+	s.runs = append(s.runs, run)
+	s.ids = append(s.ids, id)
+	return nil
+}
+
+// rounds runs n interleaved rounds of every benchmark: in each round every
+// side runs once, in the order given (A B A B …), so slow drift of the
+// machine hits every side alike.
+func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) error {
+	for range n {
+		for i := range ss.cfg.Benchmarks {
+			b := &ss.cfg.Benchmarks[i]
+			for _, s := range sides {
+				if s.build.Failed {
+					continue
+				}
+				if err := ss.runOnce(ctx, s, b, keep); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// count returns the configured measured runs per side: the largest of the
+// benchmarks' counts, or override when positive.
+func (ss *session) count(override int) int {
+	if override > 0 {
+		return override
+	}
+	n := ss.cfg.Count
+	for _, b := range ss.cfg.Benchmarks {
+		n = max(n, b.Count)
+	}
+	return n
+}
+
+func (ss *session) warmup() int {
+	n := ss.cfg.Warmup
+	for _, b := range ss.cfg.Benchmarks {
+		n = max(n, b.Warmup)
+	}
+	return n
+}
+
+// analysisEnv turns the fingerprint into the flat map the report shows.
+func analysisEnv(e execute.Env, c workspace.Commit) analysis.Env {
+	m := analysis.Env{
+		"machine": e.ID(),
+		"cpu":     e.CPUModel,
+		"cpus":    strconv.Itoa(e.NumCPU),
+		"kernel":  e.Kernel,
+		"go":      e.GoVersion,
+		"os":      e.OS + "/" + e.Arch,
+	}
+	if len(e.GPUs) > 0 {
+		var names []string
+		for _, g := range e.GPUs {
+			names = append(names, g.Name)
+		}
+		m["gpu"] = strings.Join(names, ", ")
+		m["gpu-driver"] = e.GPUDriverVersion
+	}
+	return m
+}
+
+func (r *Runner) optionsFor(cfg *Config) analysis.Options {
+	return analysis.Options{
+		Alpha:        cfg.Thresholds.Alpha,
+		MinChangePct: cfg.Thresholds.MinChangePct,
+		MinHistory:   cfg.Thresholds.MinHistory,
+		PrimaryUnits: cfg.PrimaryUnits,
+	}
+}
+
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SaveComparison stores a comparison and returns its id. It does not
+// modify c.
+func (db *DB) SaveComparison(ctx context.Context, c *Comparison) (int64, error) {
+	if c.Repo == "" || c.BaseSHA == "" || c.HeadSHA == "" {
+		return 0, fmt.Errorf("save comparison: repository, base and head are required")
+	}
+	created := c.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	tx, err := db.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("save comparison: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+
+	repoID, err := upsertRepo(ctx, tx, c.Repo)
+	if err != nil {
+		return 0, fmt.Errorf("save comparison: repository %s: %w", c.Repo, err)
+	}
+	var id int64
+	err = tx.QueryRowxContext(ctx, tx.Rebind(`
+		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING id`),
+		repoID, c.BaseSHA, c.HeadSHA, dbTime{created}, c.Verdict, dbText(c.Inputs), dbText(c.Report), c.Markdown,
+	).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("save comparison: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("save comparison: %w", err)
+	}
+	return id, nil
+}
+
+// Comparison returns the comparison with the given id, or an error
+// wrapping ErrNotFound.
+func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
+	var row struct {
+		ID        int64  `db:"id"`
+		Repo      string `db:"repo"`
+		BaseSHA   string `db:"base_sha"`
+		HeadSHA   string `db:"head_sha"`
+		CreatedAt dbTime `db:"created_at"`
+		Verdict   string `db:"verdict"`
+		Inputs    dbText `db:"inputs"`
+		Report    dbText `db:"report"`
+		Markdown  string `db:"markdown"`
+	}
+	err := db.db.GetContext(ctx, &row, db.db.Rebind(`
+		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at,
+		       c.verdict, c.inputs, c.report, c.markdown
+		FROM comparisons c JOIN repos p ON p.id = c.repo_id
+		WHERE c.id = ?`), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("comparison %d: %w", id, err)
+	}
+	return &Comparison{
+		ID:        row.ID,
+		Repo:      row.Repo,
+		BaseSHA:   row.BaseSHA,
+		HeadSHA:   row.HeadSHA,
+		CreatedAt: row.CreatedAt.Time,
+		Verdict:   row.Verdict,
+		Inputs:    string(row.Inputs),
+		Report:    string(row.Report),
+		Markdown:  row.Markdown,
+	}, nil
+}

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/perfbot/perfbot/analysis"
+)
+
+// A Kind is why a run was made.
+type Kind string
+
+// The run kinds.
+const (
+	KindBaseline  Kind = "baseline"  // a push to the default branch: history, noise floor
+	KindCompare   Kind = "compare"   // one side of a base/head comparison
+	KindCalibrate Kind = "calibrate" // runs that measure the machine's noise
+)
+
+func (k Kind) valid() bool {
+	return k == KindBaseline || k == KindCompare || k == KindCalibrate
+}
+
+// A Commit is the revision a run measured. Only SHA is required; the
+// other fields, when set, are recorded for the commit (a later run that
+// leaves them empty keeps what was recorded).
+type Commit struct {
+	SHA        string
+	Parents    []string
+	AuthorTime time.Time
+	Subject    string
+}
+
+// A RunRecord is one stored run: where and how it ran, how it ended and
+// its samples.
+type RunRecord struct {
+	// ID is assigned by SaveRun; SaveRun ignores it.
+	ID int64
+	// Repo names the repository: a path, a URL or owner/name.
+	Repo   string
+	Commit Commit
+	Kind   Kind
+	// ConfigHash identifies the benchmark configuration; only runs with
+	// equal hashes are comparable.
+	ConfigHash string
+	// Config is the benchmark configuration as JSON, or "".
+	Config string
+	// Machine is a short id of the machine the run ran on.
+	Machine string
+	// Env is the machine's fingerprint (CPU, GPU, driver, kernel…) as
+	// JSON, or "".
+	Env string
+	// StartedAt is required; EndedAt may be zero. Both are stored in UTC
+	// with microsecond precision.
+	StartedAt time.Time
+	EndedAt   time.Time
+	Status    analysis.Status
+	// Detail says why a run failed: exit status, stderr tail.
+	Detail  string
+	Samples []analysis.Sample
+}
+
+// Run returns the run as analysis sees it.
+func (r *RunRecord) Run() analysis.Run {
+	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Detail: r.Detail, Samples: r.Samples}
+}
+
+func (r *RunRecord) validate() error {
+	switch {
+	case r.Repo == "":
+		return fmt.Errorf("no repository")
+	case r.Commit.SHA == "":
+		return fmt.Errorf("no commit")
+	case !r.Kind.valid():
+		return fmt.Errorf("unknown kind %q (want %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate)
+	case r.StartedAt.IsZero():
+		return fmt.Errorf("no start time")
+	}
+	for _, s := range analysis.Statuses {
+		if r.Status == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown status %q", r.Status)
+}
+
+// A RunQuery selects runs. Zero fields do not filter.
+type RunQuery struct {
+	Repo       string
+	Commits    []string // runs of any of these SHAs
+	Kind       Kind
+	ConfigHash string
+	Machine    string
+	// Status keeps runs that ended so: analysis.StatusOK for the runs
+	// whose samples count.
+	Status analysis.Status
+	// Limit > 0 keeps only the newest Limit runs.
+	Limit int
+}
+
+// A HistoryQuery selects the ok baseline runs of one repository that
+// History reads.
+type HistoryQuery struct {
+	Repo string
+	// Machine and ConfigHash, when set, keep runs of that machine and
+	// configuration: the noise of one setup.
+	Machine    string
+	ConfigHash string
+	// Keys are the series to read; empty means all.
+	Keys []analysis.Key
+	// Limit > 0 keeps only the newest Limit runs.
+	Limit int
+}
+
+// A TrendPoint is one run's value of one key.
+type TrendPoint struct {
+	RunID     int64
+	Commit    string
+	Machine   string
+	StartedAt time.Time
+	// Value is the run's median for the key.
+	Value float64
+}
+
+// A Comparison is a stored comparison of a head revision against a base:
+// its verdict, its inputs and the report, as JSON and as rendered
+// markdown.
+type Comparison struct {
+	// ID is assigned by SaveComparison; SaveComparison ignores it.
+	ID      int64
+	Repo    string
+	BaseSHA string
+	HeadSHA string
+	// CreatedAt is when the comparison was made; SaveComparison uses the
+	// current time when it is zero. Stored in UTC, microsecond precision.
+	CreatedAt time.Time
+	Verdict   string
+	// Inputs (what was compared: runs, thresholds) and Report are JSON,
+	// or "".
+	Inputs   string
+	Report   string
+	Markdown string
+}

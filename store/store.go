@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // driver "postgres"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // driver "sqlite"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/migrations"
+)
+
+// ErrNotFound is returned when a requested record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrSchemaTooNew is returned by Open and Migrate when the database was
+// migrated by a newer perfbot than this one.
+var ErrSchemaTooNew = errors.New("database schema is newer than this perfbot")
+
+// A Store is what perfbot keeps in its database. *DB implements it over
+// PostgreSQL and over SQLite.
+type Store interface {
+	SaveRun(ctx context.Context, r *RunRecord) (int64, error)
+	Runs(ctx context.Context, q RunQuery) ([]RunRecord, error)
+	History(ctx context.Context, q HistoryQuery) (map[analysis.Key][]float64, error)
+	Trend(ctx context.Context, repo string, key analysis.Key, since time.Time) ([]TrendPoint, error)
+	SaveComparison(ctx context.Context, c *Comparison) (int64, error)
+	Comparison(ctx context.Context, id int64) (*Comparison, error)
+	Close() error
+}
+
+var _ Store = (*DB)(nil)
+
+// Options configure Open.
+type Options struct {
+	// Logger receives one line per applied migration; nil discards them.
+	Logger *slog.Logger
+	// ConnectTimeout bounds the first connection to a PostgreSQL server;
+	// 0 means 5 seconds.
+	ConnectTimeout time.Duration
+	// NoMigrate leaves the schema as it is: the caller runs Migrate (as
+	// perfbot migrate does, to report what it applied).
+	NoMigrate bool
+}
+
+// A DB is an open perfbot database. It is safe for concurrent use.
+type DB struct {
+	db       *sqlx.DB
+	dsn      DSN
+	migrator *goose.Provider
+	latest   int64 // the highest embedded migration version
+}
+
+// A Migration is one schema migration that Migrate applied.
+type Migration struct {
+	Version  int64
+	Name     string // the file, e.g. "00001_init.sql"
+	Duration time.Duration
+}
+
+var bindSQLite sync.Once
+
+// Open opens the database at dsn (see ParseDSN), checks that it can be
+// reached and, unless opts.NoMigrate is set, applies pending migrations.
+// For SQLite it creates the file and its directory when missing.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	d, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db, err := open(ctx, d, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", d, err)
+	}
+	if !opts.NoMigrate {
+		if _, err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open database %s: %w", d, err)
+		}
+	}
+	return db, nil
+}
+
+func open(ctx context.Context, d DSN, opts Options) (*DB, error) {
+	var (
+		dialect goose.Dialect
+		dir     string
+		popts   = []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	)
+	switch d.Driver {
+	case DriverPostgres:
+		dialect, dir = goose.DialectPostgres, migrations.Postgres
+		// Several workers may start at once: one migrates, the others
+		// wait for it (checking every second, for up to 5 minutes).
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return nil, err
+		}
+		popts = append(popts, goose.WithSessionLocker(locker))
+	case DriverSQLite:
+		dialect, dir = goose.DialectSQLite3, migrations.SQLite
+		bindSQLite.Do(func() { sqlx.BindDriver(DriverSQLite, sqlx.QUESTION) })
+		if err := os.MkdirAll(filepath.Dir(d.Path), 0o750); err != nil {
+			return nil, fmt.Errorf("create directory: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("unknown driver %q", d.Driver)
+	}
+	if opts.Logger != nil {
+		popts = append(popts, goose.WithSlog(opts.Logger))
+	} else {
+		popts = append(popts, goose.WithLogger(goose.NopLogger()))
+	}
+
+	sqldb, err := sqlx.Open(d.Driver, d.Source)
+	if err != nil {
+		return nil, err
+	}
+	timeout := opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := sqldb.PingContext(pctx); err != nil {
+		sqldb.Close()
+		if d.Driver == DriverPostgres {
+			return nil, fmt.Errorf("cannot connect to %s: %w (check --db or PERFBOT_DB)", d.host(), err)
+		}
+		return nil, err
+	}
+
+	sub, err := fs.Sub(migrations.FS, dir)
+	if err != nil {
+		sqldb.Close()
+		return nil, err
+	}
+	p, err := goose.NewProvider(dialect, sqldb.DB, sub, popts...)
+	if err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	srcs := p.ListSources()
+	return &DB{db: sqldb, dsn: d, migrator: p, latest: srcs[len(srcs)-1].Version}, nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error { return db.db.Close() }
+
+// String returns the database's address with any password hidden.
+func (db *DB) String() string { return db.dsn.String() }
+
+// Migrate applies the pending migrations and returns them, oldest first;
+// none when the schema is up to date. A database migrated by a newer
+// perfbot is refused with ErrSchemaTooNew.
+func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
+	current, err := db.migrator.GetDBVersion(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: schema version: %w", err)
+	}
+	if current > db.latest {
+		return nil, fmt.Errorf("migrate: %w: the database is at schema version %d, this perfbot knows versions up to %d; upgrade perfbot",
+			ErrSchemaTooNew, current, db.latest)
+	}
+	results, err := db.migrator.Up(ctx)
+	if err != nil {
+		// Another process may have applied the same migrations at the
+		// same moment (goose has no lock for SQLite; this one's attempt
+		// was rolled back): then nothing is left to do.
+		if pending, perr := db.migrator.HasPending(ctx); perr == nil && !pending {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	applied := make([]Migration, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, Migration{
+			Version:  r.Source.Version,
+			Name:     filepath.Base(r.Source.Path),
+			Duration: r.Duration,
+		})
+	}
+	return applied, nil
+}
+
+// SchemaVersion returns the database's schema version and the newest one
+// this perfbot knows; they are equal once Migrate has run.
+func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
+	current, err = db.migrator.GetDBVersion(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("schema version: %w", err)
+	}
+	return current, db.latest, nil
+}
