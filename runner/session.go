@@ -263,7 +263,6 @@ func (r *Runner) optionsFor(cfg *Config) analysis.Options {
 	}
 }
 
-
 // lastLines returns the last n lines of s.
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
