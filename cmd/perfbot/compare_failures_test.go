@@ -1,0 +1,194 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+)
+
+// shellRepo makes a repository whose .perfbot.yml builds and benchmarks
+// with sh one-liners, so a whole compare takes a fraction of a second.
+func shellRepo(t *testing.T, config string) (dir, sha string) {
+	t.Helper()
+	r := workspacetest.New(t)
+	sha = r.Commit(t, "fixture", map[string]string{".perfbot.yml": config, "README": "fixture\n"})
+	return r.Dir, sha
+}
+
+// shellConfig builds with build and runs script as its one benchmark.
+func shellConfig(build, script string, count, maxCount int, extra string) string {
+	return "build:\n  - [sh, -c, " + quote(build) + "]\n" +
+		"benchmarks:\n  - name: sh\n    command: [sh, -c, " + quote(script) + "]\n" +
+		"count: " + itoa(count) + "\nwarmup: 0\nmax_count: " + itoa(maxCount) + "\ntimeout: 30s\n" + extra
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+func itoa(n int) string     { b, _ := json.Marshal(n); return string(b) }
+
+// steady prints two phases whose values vary a little with the process id.
+const steady = `echo "BenchmarkX/phase=a 1 $((1000 + $$ % 7)) ns/op"; echo "BenchmarkX/phase=total 1 $((3000 + $$ % 11)) ns/op"`
+
+type runEnv struct{ db, data string }
+
+func newRunEnv(t *testing.T) runEnv {
+	return runEnv{db: filepath.Join(t.TempDir(), "perfbot.db"), data: t.TempDir()}
+}
+
+func (e runEnv) args(args ...string) []string {
+	return append(args, "--db", e.db, "--data-dir", e.data, "--quiet")
+}
+
+func decodeReport(t *testing.T, out string) *analysis.Report {
+	t.Helper()
+	var rep analysis.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("compare JSON: %v\n%s", err, out)
+	}
+	return &rep
+}
+
+func TestCompareBadInputExitsTwoAndStoresNothing(t *testing.T) {
+	t.Parallel()
+	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, ""))
+	badCfg, badSHA := shellRepo(t, shellConfig("true", steady, 6, 6, "colour: blue\n"))
+	env := newRunEnv(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", "--repo", t.TempDir(), "--base", "HEAD"}, "not a git repository"},
+		{[]string{"compare", "--repo", dir, "--base", "no-such-branch"}, `"no-such-branch"`},
+		{[]string{"compare", "--repo", dir, "--base", sha, "--head", "--upload-pack=x"}, "revision"},
+		{[]string{"compare", "--repo", badCfg, "--base", badSHA, "--head", badSHA}, "colour"},
+		{[]string{"compare", "--repo", dir}, "--base is required"},
+		{[]string{"compare", "--repo", dir, "--base", sha, "--format", "xml"}, "allowed values are text, markdown, json"},
+		{[]string{"compare", "--repo", dir, "--base", sha, "--count", "8", "--max-count", "4"}, "below --count"},
+		{[]string{"export", "--repo", dir, "--rev", "nope"}, `"nope"`},
+	}
+	for _, tc := range cases {
+		_, errOut, code := perfbot(t, env.args(tc.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// A malformed --db is bad input too; an unreachable server is not, but
+	// says what it tried, without the password.
+	_, errOut, code := perfbot(t, "compare", "--repo", dir, "--base", sha, "--db", "mysql://u:pw@h/db")
+	if code != exitUsage || !strings.Contains(errOut, "postgres://") || strings.Contains(errOut, "pw@") {
+		t.Errorf("mysql DSN: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = perfbot(t, "compare", "--repo", dir, "--base", sha, "--quiet",
+		"--db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
+	if code != exitFailure || !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "hunter2") {
+		t.Errorf("unreachable postgres: exit %d, stderr %q", code, errOut)
+	}
+	// None of the bad inputs stored a run.
+	out, _, _ := perfbot(t, env.args("export", "--repo", dir, "--rev", sha)...)
+	if strings.Contains(out, "Benchmark") {
+		t.Errorf("bad input stored runs:\n%s", out)
+	}
+}
+
+func TestCompareReportsFailuresAsFailuresAndExitsThree(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, build, script string
+		status              analysis.Status
+		detail              string
+	}{
+		{"build fails", "echo 'undefined: frobnicate' >&2; exit 1", steady, analysis.StatusBuildFailed, "undefined: frobnicate"},
+		{"garbage output", "true", "echo 'this is not a benchmark'", analysis.StatusNoOutput, "no benchmark"},
+		{"crash", "true", "echo 'fatal: out of cheese' >&2; exit 3", analysis.StatusCrashed, "out of cheese"},
+	}
+	for _, tc := range cases {
+		dir, sha := shellRepo(t, shellConfig(tc.build, tc.script, 6, 6, ""))
+		env := newRunEnv(t)
+		out, errOut, code := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "json")...)
+		if code != exitRunsFailed {
+			t.Errorf("%s: exit %d, want 3\n%s", tc.name, code, errOut)
+			continue
+		}
+		rep := decodeReport(t, out)
+		if rep.Verdict != analysis.VerdictError {
+			t.Errorf("%s: verdict %s, want error", tc.name, rep.Verdict)
+		}
+		found := false
+		for _, f := range rep.Failures {
+			if f.Status == tc.status && strings.Contains(strings.ToLower(f.Detail), strings.ToLower(tc.detail)) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: failures %+v; want status %s with %q in the detail", tc.name, rep.Failures, tc.status, tc.detail)
+		}
+	}
+}
+
+func TestCompareAddsRunsWhileTooFewUpToTheCap(t *testing.T) {
+	t.Parallel()
+	dir, sha := shellRepo(t, shellConfig("true", steady, 3, 20, ""))
+	env := newRunEnv(t)
+	out, errOut, code := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "json", "--max-count", "7")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep := decodeReport(t, out)
+	// 3 runs a side are too few (6 needed); batches of 2 take it to 5, then
+	// 7, the cap given on the command line.
+	if rep.Runs.Base.Total != 7 || rep.Runs.Head.Total != 7 {
+		t.Errorf("runs %d/%d, want 7/7", rep.Runs.Base.Total, rep.Runs.Head.Total)
+	}
+	if rep.Verdict != analysis.VerdictNoChange {
+		t.Errorf("A/A verdict %s, want no-change; warnings %v", rep.Verdict, rep.Warnings)
+	}
+}
+
+func TestBaselineRunsBecomeTheNoiseFloor(t *testing.T) {
+	t.Parallel()
+	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, "thresholds:\n  min_history: 3\n  min_change_pct: 0.5\n"))
+	env := newRunEnv(t)
+	out, errOut, code := perfbot(t, env.args("run", "--repo", dir, "--rev", sha, "--count", "5")...)
+	if code != 0 || !strings.Contains(out, "stored 5 baseline runs") {
+		t.Fatalf("run: exit %d, out %q: %s", code, out, errOut)
+	}
+	out, errOut, code = perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	rep := decodeReport(t, out)
+	for _, row := range rep.Phases {
+		if row.Unit == "sec/op" && row.Source != analysis.FloorFromHistory {
+			t.Errorf("%s: floor from %q with %d pairs; want it learned from the 5 baselines", row.Key, row.Source, row.Pairs)
+		}
+	}
+	// export --kind baseline prints exactly the 5 baseline runs.
+	out, _, code = perfbot(t, env.args("export", "--repo", dir, "--rev", sha, "--kind", "baseline")...)
+	if code != 0 || strings.Count(out, "BenchmarkX/phase=a ") != 5 {
+		t.Errorf("export baseline: exit %d, %d lines of phase a, want 5:\n%s", code, strings.Count(out, "BenchmarkX/phase=a "), out)
+	}
+}
+
+func TestCompareOnPostgres(t *testing.T) {
+	t.Parallel()
+	url := os.Getenv("PERFBOT_TEST_DATABASE_URL")
+	if url == "" {
+		if os.Getenv("PERFBOT_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
+			t.Fatal("PERFBOT_TEST_DATABASE_URL is not set: run the tests with make test, which starts a PostgreSQL server")
+		}
+		t.Skip("PERFBOT_TEST_DATABASE_URL is not set: make test starts a PostgreSQL server for this test")
+	}
+	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, ""))
+	out, errOut, code := perfbot(t, "compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "markdown",
+		"--db", url, "--data-dir", t.TempDir(), "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, analysis.SummaryMarker) || !strings.Contains(out, "no change") {
+		t.Errorf("markdown report:\n%s", out)
+	}
+}
