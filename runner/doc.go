@@ -1,10 +1,16 @@
-// Package runner turns a pair of revisions into stored samples: it keeps a
-// git workspace with one worktree per revision, builds each, runs the
-// benchmark binaries interleaved (A B A B …) after discarded warm-ups, and
-// collects per-run counters, GPU telemetry and an environment fingerprint.
+// Package runner turns revisions into stored samples and comparisons.
+//
+// Compare takes a repository and two revisions: it reads .perfbot.yml from
+// the base revision (Config; the default measures this repository's
+// prover), builds each revision in its own git worktree (workspace,
+// Builder, cached by commit and build config), runs every benchmark's
+// warm-ups and then base and head alternately (A B A B …) through
+// runner/execute, stores each run in one transaction, compares with
+// analysis and, while the result is inconclusive for lack of runs or for
+// noise, adds batches of rounds up to max_count. Baseline stores runs of
+// one revision as history, from which analysis learns each phase's noise.
 //
 // It never imports the prover: it measures other revisions of this code
-// through a built binary and the Go benchmark format that binary prints
-// (see prover.WriteProof), so it can guard any program that prints that
-// format. The compare issue fills this package in.
+// through their built binaries and the Go benchmark format they print, so
+// it can guard any program that prints that format.
 package runner

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# compare-fpr.sh OUTDIR [N] — how often perfbot compare cries wolf, and how
+# often it finds a real 5% slowdown, on this machine with the default config
+# (the prover at 2^16 constraints, 10 runs a side, up to 30).
+#
+# It clones this repository into a temporary directory, adds one commit that
+# makes the msm_h phase of every proof exactly 5% slower (a spin of 1/20 of
+# the phase's own time, inside the phase's measurement), then runs N A/A
+# comparisons (base against itself) and N planted comparisons (base against
+# the slowed commit), alternating. It prints the false-positive rate (A/A
+# comparisons with any regression or improvement) and the detection rate
+# (planted comparisons whose msm_h row is a regression and explains total's
+# change), and leaves every JSON report under OUTDIR.
+set -euo pipefail
+out=${1:?usage: compare-fpr.sh OUTDIR [N]}
+n=${2:-20}
+top=$(git rev-parse --show-toplevel)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+git clone -q "$top" "$work/repo"
+cd "$work/repo"
+base=$(git rev-parse HEAD)
+anchor='pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })'
+grep -qF "$anchor" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor" >&2; exit 1; }
+perl -0pi -e 's/(\tpprof\.Do\(ctx, pprof\.Labels\("phase", name\), func\(context\.Context\) \{ err = fn\(\) \}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +5%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)\/21; {\n\t\t}\n\t}\n/' prover/phase.go
+go build ./prover/
+git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h 5% slower"
+head=$(git rev-parse HEAD)
+cd "$top"
+go build -o "$work/perfbot" ./cmd/perfbot
+
+verdicts() { # file → "overall msm_h-verdict explained_by"
+  python3 - "$1" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+row = [p for p in r["phases"] if p["phase"] == "msm_h" and p["unit"] == "sec/op"]
+att = r.get("attribution") or [{}]
+print(r["verdict"], row[0]["verdict"] if row else "-", ",".join(att[0].get("explained_by") or []) or "-")
+PY
+}
+
+fp=0; found=0
+for i in $(seq 1 "$n"); do
+  for kind in aa planted; do
+    h=$base; [ "$kind" = planted ] && h=$head
+    f="$out/$kind-$i.json"
+    "$work/perfbot" compare --repo "$work/repo" --base "$base" --head "$h" --format json --quiet \
+      --db "$out/bench.db" --data-dir "$work/data" > "$f" || true
+    read -r overall msmh explained <<<"$(verdicts "$f")"
+    echo "$kind $i: verdict=$overall msm_h=$msmh explained_by=$explained"
+    if [ "$kind" = aa ] && { [ "$overall" = regression ] || [ "$overall" = improvement ]; }; then fp=$((fp+1)); fi
+    if [ "$kind" = planted ] && [ "$msmh" = regression ] && [[ "$explained" == msm_h* ]]; then found=$((found+1)); fi
+  done
+done
+echo "A/A false positives: $fp of $n"
+echo "planted +5% msm_h found and attributed: $found of $n"
