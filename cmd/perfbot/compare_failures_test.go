@@ -192,3 +192,38 @@ func TestCompareOnPostgres(t *testing.T) {
 		t.Errorf("markdown report:\n%s", out)
 	}
 }
+
+func TestCalibrateReportsEachSeriesNoise(t *testing.T) {
+	t.Parallel()
+	// Phase a varies with the process id (0..6 ns around 1000), total not
+	// at all.
+	script := `echo "BenchmarkX/phase=a 1 $((1000 + $$ % 7)) ns/op"; echo "BenchmarkX/phase=total 1 3000 ns/op"`
+	dir, sha := shellRepo(t, shellConfig("true", script, 6, 6, ""))
+	env := newRunEnv(t)
+	out, errOut, code := perfbot(t, env.args("calibrate", "--repo", dir, "--rev", sha, "--count", "8")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "8 runs per side, A/A verdict no-change") {
+		t.Errorf("summary line missing:\n%s", out)
+	}
+	var a, total []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 8 && f[0] == "X" && f[2] == "sec/op" {
+			switch f[1] {
+			case "a":
+				a = f
+			case "total":
+				total = f
+			}
+		}
+	}
+	if a == nil || total == nil {
+		t.Fatalf("no rows for phases a and total:\n%s", out)
+	}
+	// 16 runs; total never varies, a does (a little).
+	if a[3] != "16" || total[3] != "16" || total[5] != "0.00%" || total[7] != "0.00%" || a[5] == "0.00%" {
+		t.Errorf("rows a=%v total=%v; want 16 runs each, total with 0%% CV and detectable change, a with some", a, total)
+	}
+}
