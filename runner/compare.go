@@ -78,15 +78,21 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			return nil, err
 		}
 	}
+	// A side that does not build leaves nothing to compare: run nothing,
+	// and report the build failure as what it is.
+	buildFailed := sides[0].build.Failed || sides[1].build.Failed
 	warm := ss.warmup()
-	ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
-	if err := ss.rounds(ctx, sides, warm, false); err != nil {
-		return nil, err
+	rounds := 0
+	if !buildFailed {
+		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
+		if err := ss.rounds(ctx, sides, warm, false); err != nil {
+			return nil, err
+		}
+		if err := ss.rounds(ctx, sides, count, true); err != nil {
+			return nil, err
+		}
+		rounds = count
 	}
-	if err := ss.rounds(ctx, sides, count, true); err != nil {
-		return nil, err
-	}
-	rounds := count
 
 	hist, err := r.Store.History(ctx, store.HistoryQuery{
 		Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: cfg.Hash(), Limit: 100,
@@ -107,7 +113,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	// Sequential testing: add rounds in batches while the report is
 	// inconclusive for lack of runs or for noise, up to the cap.
 	batch := max(2, count/2)
-	for report.NeedMoreRuns() && rounds < maxCount {
+	for !buildFailed && report.NeedMoreRuns() && rounds < maxCount {
 		n := min(batch, maxCount-rounds)
 		r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", maxCount)
 		ss.prog.grow(len(cfg.Benchmarks) * len(sides) * n)

@@ -126,6 +126,9 @@ func TestCompareReportsFailuresAsFailuresAndExitsThree(t *testing.T) {
 		if !found {
 			t.Errorf("%s: failures %+v; want status %s with %q in the detail", tc.name, rep.Failures, tc.status, tc.detail)
 		}
+		if tc.status == analysis.StatusBuildFailed && (rep.Runs.Base.Total != 1 || rep.Runs.Head.Total != 1) {
+			t.Errorf("build failure: %d/%d runs recorded; want only the failed build on each side", rep.Runs.Base.Total, rep.Runs.Head.Total)
+		}
 	}
 }
 
