@@ -71,16 +71,11 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 				return usagef(cmd, "--max-count %d is below --count %d", maxCount, count)
 			}
 			ctx := cmd.Context()
-			log := c.logger(cmd)
-			db, err := c.openStore(ctx, cmd, log)
+			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			r, err := c.runner(ctx, cmd, db, log)
-			if err != nil {
-				return err
-			}
+			defer closeDB()
 			res, err := r.Compare(ctx, runner.CompareRequest{
 				Source: c.repo, Base: base, Head: head, Count: count, MaxCount: maxCount,
 			})
@@ -90,7 +85,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 			if err := render(cmd.OutOrStdout(), format, res); err != nil {
 				return err
 			}
-			log.Info("stored", "comparison", res.ComparisonID, "verdict", res.Report.Verdict, "rounds", res.Rounds)
+			r.Logger.Info("stored", "comparison", res.ComparisonID, "verdict", res.Report.Verdict, "rounds", res.Rounds)
 			switch {
 			case res.FailedRuns > 0 || res.Report.Verdict == analysis.VerdictError:
 				return &statusError{exitRunsFailed, fmt.Sprintf("%d runs failed; the comparison is incomplete", res.FailedRuns)}
@@ -152,16 +147,11 @@ noise floors of later comparisons are learned from consecutive baselines.`,
 				return usagef(cmd, "--count must be positive (0 keeps the config's value)")
 			}
 			ctx := cmd.Context()
-			log := c.logger(cmd)
-			db, err := c.openStore(ctx, cmd, log)
+			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			r, err := c.runner(ctx, cmd, db, log)
-			if err != nil {
-				return err
-			}
+			defer closeDB()
 			res, err := r.Baseline(ctx, runner.BaselineRequest{Source: c.repo, Rev: rev, Count: count})
 			if err != nil {
 				return inputError(cmd, err)
@@ -311,16 +301,11 @@ the thresholds in .perfbot.yml. An A/A comparison should find no change.`,
 				return usagef(cmd, "--count must be positive (0 keeps the config's value)")
 			}
 			ctx := cmd.Context()
-			log := c.logger(cmd)
-			db, err := c.openStore(ctx, cmd, log)
+			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
 			}
-			defer db.Close()
-			r, err := c.runner(ctx, cmd, db, log)
-			if err != nil {
-				return err
-			}
+			defer closeDB()
 			res, err := r.Compare(ctx, runner.CompareRequest{
 				Source: c.repo, Base: rev, Head: rev, Count: count, MaxCount: count, Kind: store.KindCalibrate,
 			})

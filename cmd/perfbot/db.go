@@ -70,16 +70,23 @@ func (c *common) dataDirectory() (string, error) {
 	return filepath.Dir(p), nil
 }
 
-func (c *common) runner(ctx context.Context, cmd *cobra.Command, db *store.DB, log *slog.Logger) (*runner.Runner, error) {
+// open opens the store and returns a Runner over it, and the function
+// that closes the store.
+func (c *common) open(cmd *cobra.Command) (*runner.Runner, func() error, error) {
+	log := c.logger(cmd)
 	dir, err := c.dataDirectory()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var prog = cmd.ErrOrStderr()
+	db, err := c.openStore(cmd.Context(), cmd, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog := cmd.ErrOrStderr()
 	if c.quiet {
 		prog = nil
 	}
-	return &runner.Runner{DataDir: dir, Store: db, Logger: log, Progress: prog}, nil
+	return &runner.Runner{DataDir: dir, Store: db, Logger: log, Progress: prog}, db.Close, nil
 }
 
 // inputError turns errors caused by what the user gave (a path that is no
