@@ -230,3 +230,26 @@ func TestCalibrateReportsEachSeriesNoise(t *testing.T) {
 		t.Errorf("rows a=%v total=%v; want 16 runs each, total with 0%% CV and detectable change, a with some", a, total)
 	}
 }
+
+func TestCompareFromACloneURLUsesAMirror(t *testing.T) {
+	t.Parallel()
+	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, ""))
+	env := newRunEnv(t)
+	url := "file://" + dir
+	out, errOut, code := perfbot(t, env.args("compare", "--repo", url, "--base", sha, "--head", sha, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if rep := decodeReport(t, out); rep.Verdict != analysis.VerdictNoChange || rep.Base != sha {
+		t.Errorf("verdict %s base %s; want no-change at %s", rep.Verdict, rep.Base, sha)
+	}
+	mirrors, _ := filepath.Glob(filepath.Join(env.data, "mirrors", "*", "HEAD"))
+	if len(mirrors) != 1 {
+		t.Errorf("mirror repositories under the data directory: %v; want exactly one", mirrors)
+	}
+	// Runs are stored under the URL: export finds them by the same --repo.
+	out, _, code = perfbot(t, env.args("export", "--repo", url, "--rev", sha)...)
+	if code != 0 || strings.Count(out, "BenchmarkX/phase=a ") != 12 {
+		t.Errorf("export by URL: exit %d, %d runs of phase a, want 12", code, strings.Count(out, "BenchmarkX/phase=a "))
+	}
+}
