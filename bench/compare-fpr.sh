@@ -11,6 +11,10 @@
 # comparisons with any regression or improvement) and the detection rate
 # (planted comparisons whose msm_h row is a regression and explains total's
 # change), and leaves every JSON report under OUTDIR.
+#
+# PROVE_COUNT=K (default: unset, the default config) commits a .perfbot.yml
+# to the base revision whose prove benchmark makes K measured proofs per
+# process (the run's value is their median): a lever to try against noise.
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
@@ -22,6 +26,18 @@ trap 'rm -rf "$work"' EXIT
 
 git clone -q "$top" "$work/repo"
 cd "$work/repo"
+if [ -n "${PROVE_COUNT:-}" ]; then
+  cat > .perfbot.yml <<YML
+build:
+  - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
+benchmarks:
+  - name: prove
+    command: ["\${PERFBOT_OUT}/perfbot", prove]
+    args: [--constraints, "2^16", --count, "$PROVE_COUNT", --warmup, "1", --srs, random, --quiet]
+YML
+  git add .perfbot.yml
+  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count $PROVE_COUNT"
+fi
 base=$(git rev-parse HEAD)
 anchor='pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })'
 grep -qF "$anchor" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor" >&2; exit 1; }
