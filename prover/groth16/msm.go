@@ -45,93 +45,76 @@ type MSMStats struct {
 // and giving the rest to e.MultiExpG1. With plain set it hands everything
 // to the Engine.
 func msmG1(e Engine, points []bls12381.G1Affine, scalars []fr.Element, plain bool) (bls12381.G1Jac, MSMStats, error) {
-	st := MSMStats{Points: len(points)}
-	if plain {
-		st.MultiExp = len(points)
-		p, err := e.MultiExpG1(points, scalars)
-		return p, st, err
+	st := MSMStats{Points: len(points), MultiExp: len(points)}
+	ps, ss, ones := points, scalars, []int32(nil)
+	if !plain {
+		ps, ss, ones = split(points, scalars, &st)
 	}
-	classify(&st, len(points), func(i int) (bool, bool, bool) {
-		return scalars[i].IsZero(), points[i].IsInfinity(), scalars[i].IsOne()
-	})
-	if st.MultiExp == len(points) {
-		p, err := e.MultiExpG1(points, scalars)
+	p, err := e.MultiExpG1(ps, ss)
+	if err != nil || len(ones) == 0 {
 		return p, st, err
-	}
-	ones := make([]int32, 0, st.Ones)
-	ps := make([]bls12381.G1Affine, 0, st.MultiExp)
-	ss := make([]fr.Element, 0, st.MultiExp)
-	for i := range points {
-		s, p := &scalars[i], &points[i]
-		switch {
-		case s.IsZero() || p.IsInfinity():
-		case s.IsOne():
-			ones = append(ones, int32(i))
-		default:
-			ps = append(ps, *p)
-			ss = append(ss, *s)
-		}
 	}
 	sum := sumG1(points, ones)
-	p, err := e.MultiExpG1(ps, ss)
-	if err != nil {
-		return p, st, err
-	}
 	p.AddAssign(&sum)
 	return p, st, nil
 }
 
 // msmG2 is msmG1 for G2.
 func msmG2(e Engine, points []bls12381.G2Affine, scalars []fr.Element, plain bool) (bls12381.G2Jac, MSMStats, error) {
-	st := MSMStats{Points: len(points)}
-	if plain {
-		st.MultiExp = len(points)
-		p, err := e.MultiExpG2(points, scalars)
-		return p, st, err
+	st := MSMStats{Points: len(points), MultiExp: len(points)}
+	ps, ss, ones := points, scalars, []int32(nil)
+	if !plain {
+		ps, ss, ones = split(points, scalars, &st)
 	}
-	classify(&st, len(points), func(i int) (bool, bool, bool) {
-		return scalars[i].IsZero(), points[i].IsInfinity(), scalars[i].IsOne()
-	})
-	if st.MultiExp == len(points) {
-		p, err := e.MultiExpG2(points, scalars)
+	p, err := e.MultiExpG2(ps, ss)
+	if err != nil || len(ones) == 0 {
 		return p, st, err
-	}
-	ones := make([]int32, 0, st.Ones)
-	ps := make([]bls12381.G2Affine, 0, st.MultiExp)
-	ss := make([]fr.Element, 0, st.MultiExp)
-	for i := range points {
-		s, p := &scalars[i], &points[i]
-		switch {
-		case s.IsZero() || p.IsInfinity():
-		case s.IsOne():
-			ones = append(ones, int32(i))
-		default:
-			ps = append(ps, *p)
-			ss = append(ss, *s)
-		}
 	}
 	sum := sumG2(points, ones)
-	p, err := e.MultiExpG2(ps, ss)
-	if err != nil {
-		return p, st, err
-	}
 	p.AddAssign(&sum)
 	return p, st, nil
 }
 
-// classify counts zeros, infinities, ones and the rest into st.
-func classify(st *MSMStats, n int, at func(int) (zero, inf, one bool)) {
-	for i := 0; i < n; i++ {
-		zero, inf, one := at(i)
-		switch {
-		case zero:
+// affinePoint is a pointer to an affine curve point of either group.
+type affinePoint[P any] interface {
+	*P
+	IsInfinity() bool
+}
+
+// split sorts the terms of Σ scalars[i]·points[i] and counts them into st:
+// zero scalars and points at infinity are dropped, scalar-one points are
+// returned by index (to be summed), and the rest are returned for the
+// MultiExp. When every term needs the MultiExp it copies nothing and
+// returns the inputs.
+func split[P any, PP affinePoint[P]](points []P, scalars []fr.Element, st *MSMStats) (ps []P, ss []fr.Element, ones []int32) {
+	st.MultiExp = 0
+	for i := range points {
+		switch s := &scalars[i]; {
+		case s.IsZero():
 			st.Zeros++
-		case inf:
+		case PP(&points[i]).IsInfinity():
 			st.Infinity++
-		case one:
+		case s.IsOne():
 			st.Ones++
 		default:
 			st.MultiExp++
 		}
 	}
+	if st.MultiExp == len(points) {
+		return points, scalars, nil
+	}
+	ones = make([]int32, 0, st.Ones)
+	ps = make([]P, 0, st.MultiExp)
+	ss = make([]fr.Element, 0, st.MultiExp)
+	for i := range points {
+		switch s := &scalars[i]; {
+		case s.IsZero() || PP(&points[i]).IsInfinity():
+		case s.IsOne():
+			ones = append(ones, int32(i))
+		default:
+			ps = append(ps, points[i])
+			ss = append(ss, *s)
+		}
+	}
+	return ps, ss, ones
 }
