@@ -66,7 +66,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if kind == "" {
 		kind = store.KindCompare
 	}
-	ss := &session{r: r, ws: ws, cfg: cfg, kind: kind, env: r.env(ctx)}
+	ss := r.newSession(ctx, ws, cfg, kind)
 	count := ss.count(req.Count)
 	maxCount := max(count, ss.cfg.MaxCount)
 	if req.MaxCount > 0 {
@@ -101,7 +101,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		return nil, fmt.Errorf("read history: %w", err)
 	}
 	opts := r.optionsFor(cfg)
-	env := analysisEnv(ss.env, base)
+	env := analysisEnv(ss.env)
 	compare := func() *analysis.Report {
 		return analysis.Compare(analysis.Input{
 			BaseRev: base.SHA, HeadRev: head.SHA,
@@ -185,7 +185,7 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 		return nil, err
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
-	ss := &session{r: r, ws: ws, cfg: cfg, kind: store.KindBaseline, env: r.env(ctx)}
+	ss := r.newSession(ctx, ws, cfg, store.KindBaseline)
 	s := &side{name: "rev", commit: c}
 	if err := ss.build(ctx, s); err != nil {
 		return nil, err

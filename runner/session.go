@@ -73,6 +73,17 @@ type session struct {
 	env    execute.Env
 	prog   *progress
 	failed int // runs that did not end ok, all sides
+
+	// envJSON and cfgJSON are what every run record stores of env and cfg.
+	envJSON, cfgJSON string
+}
+
+func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) *session {
+	ss := &session{r: r, ws: ws, cfg: cfg, kind: kind, env: r.env(ctx)}
+	e, _ := json.Marshal(ss.env) // plain data always marshals
+	c, _ := json.Marshal(cfg)
+	ss.envJSON, ss.cfgJSON = string(e), string(c)
+	return ss
 }
 
 func (r *Runner) open(ctx context.Context, source string) (*workspace.Workspace, error) {
@@ -126,6 +137,7 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 		Env:     b.Environ(vars),
 		Timeout: cmp.Or(b.Timeout, ss.cfg.Timeout),
 		CPUs:    b.CPUs,
+		Name:    b.Name,
 	}
 	label := s.name
 	if !keep {
@@ -147,13 +159,6 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	if !keep {
 		return nil
 	}
-	// Whole-process samples are per benchmark command: name them so, so
-	// the process counters of two benchmarks never mix.
-	for i := range run.Samples {
-		if run.Samples[i].Benchmark == execute.ProcessBenchmark {
-			run.Samples[i].Benchmark = execute.ProcessBenchmark + "/benchmark=" + b.Name
-		}
-	}
 	return ss.record(ctx, s, run, started, ended, res.StderrTail)
 }
 
@@ -164,8 +169,6 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 			run.Detail = stderr
 		}
 	}
-	envJSON, _ := json.Marshal(ss.env)
-	cfgJSON, _ := json.Marshal(ss.cfg)
 	rec := &store.RunRecord{
 		Repo: ss.ws.Source(),
 		Commit: store.Commit{
@@ -174,9 +177,9 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		},
 		Kind:       ss.kind,
 		ConfigHash: ss.cfg.Hash(),
-		Config:     string(cfgJSON),
+		Config:     ss.cfgJSON,
 		Machine:    ss.env.ID(),
-		Env:        string(envJSON),
+		Env:        ss.envJSON,
 		StartedAt:  started,
 		EndedAt:    ended,
 		Status:     run.Status,
@@ -234,7 +237,7 @@ func (ss *session) warmup() int {
 }
 
 // analysisEnv turns the fingerprint into the flat map the report shows.
-func analysisEnv(e execute.Env, c workspace.Commit) analysis.Env {
+func analysisEnv(e execute.Env) analysis.Env {
 	m := analysis.Env{
 		"machine": e.ID(),
 		"cpu":     e.CPUModel,

@@ -51,6 +51,10 @@ type Spec struct {
 	// StderrTail is how many bytes from the end of standard error to
 	// keep; 0 means DefaultStderrTail.
 	StderrTail int
+	// Name, when set, names the benchmark command in its process samples:
+	// their Key.Benchmark becomes "process/benchmark=NAME", so the process
+	// counters of two commands never mix.
+	Name string
 }
 
 // A Result is what one benchmark process did.
@@ -191,6 +195,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, nil
 	}
 	res.Run.Status = analysis.StatusOK
+	if spec.Name != "" {
+		for i := range p.samples {
+			p.samples[i].Benchmark = ProcessBenchmark + "/benchmark=" + spec.Name
+		}
+	}
 	res.Run.Samples = append(out.samples, p.samples...)
 	res.Warnings = append(append(out.syntaxErrors, out.warnings...), res.Warnings...)
 	return res, nil

@@ -564,3 +564,25 @@ func TestRunCountsNothingOfPerfbotsOtherThreads(t *testing.T) {
 		t.Errorf("wall-sec/run = %v, want ≥ 0.3", wall)
 	}
 }
+
+func TestRunNamesProcessSamplesAfterTheSpec(t *testing.T) {
+	t.Parallel()
+	res := runHelper(t, "bench", Spec{Name: "prove"})
+	wantStatus(t, res, analysis.StatusOK)
+	var process, phases int
+	for _, s := range res.Run.Samples {
+		switch {
+		case s.Benchmark == "process/benchmark=prove":
+			process++
+		case s.Benchmark == ProcessBenchmark:
+			t.Errorf("sample %v keeps the unnamed process benchmark", s.Key)
+		case s.Benchmark == "Prove/circuit=sha256/backend=cpu":
+			phases++
+		}
+	}
+	// wall-sec/run and task-clock-sec/run at least; the benchmark's own
+	// five samples keep their names.
+	if process < 2 || phases != 5 {
+		t.Errorf("%d named process samples, %d phase samples; want ≥ 2 and 5: %v", process, phases, res.Run.Samples)
+	}
+}
