@@ -253,3 +253,20 @@ func TestCompareFromACloneURLUsesAMirror(t *testing.T) {
 		t.Errorf("export by URL: exit %d, %d runs of phase a, want 12", code, strings.Count(out, "BenchmarkX/phase=a "))
 	}
 }
+
+func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
+	t.Parallel()
+	db := "sqlite://" + filepath.Join(t.TempDir(), "sub", "perfbot.db")
+	out, errOut, code := perfbot(t, "migrate", "--db", db)
+	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "schema version 1 (this perfbot knows up to 1)") {
+		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
+	}
+	out, _, code = perfbot(t, "migrate", "--db", db)
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 1") {
+		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
+	}
+	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")
+	if code != exitUsage || !strings.Contains(errOut, "--db") {
+		t.Errorf("bad --db: exit %d, err %q", code, errOut)
+	}
+}
