@@ -119,6 +119,13 @@ func formatRow(row Row) rowText {
 
 // headline says in one sentence what the verdict rests on. code formats
 // a series name (backticks in Markdown).
+// Headline is the report's verdict and what decided it in one plain-text
+// line, such as a check run's title: "Regression. Head is worse than base
+// in msm_h +5.2%, total +3.9%."
+func Headline(r *Report) string {
+	return capitalize(verdictWord(r.Verdict)) + ". " + headline(r, func(s string) string { return s })
+}
+
 func headline(r *Report, code func(string) string) string {
 	label := reportLabeler(r)
 	name := func(row Row) string {

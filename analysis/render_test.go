@@ -243,3 +243,17 @@ func TestRenderedRowsWithTooFewRunsShowNoPValue(t *testing.T) {
 		t.Errorf("untested rows should show no p-value and infinite intervals:\n%s", b.String())
 	}
 }
+
+func TestHeadlineIsPlainTextWithTheVerdict(t *testing.T) {
+	t.Parallel()
+	got := Headline(goldenReport())
+	if want := "Regression. Head is worse than base in msm_h +20.4%, total +3.4%."; got != want {
+		t.Errorf("Headline = %q, want %q", got, want)
+	}
+	if strings.ContainsAny(got, "`\n") {
+		t.Errorf("Headline = %q; want one plain-text line", got)
+	}
+	if got := Headline(errorReport()); !strings.HasPrefix(got, "Error. ") {
+		t.Errorf("Headline(error report) = %q; want it to start with the verdict", got)
+	}
+}

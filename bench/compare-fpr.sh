@@ -12,9 +12,11 @@
 # (planted comparisons whose msm_h row is a regression and explains total's
 # change), and leaves every JSON report under OUTDIR.
 #
-# PROVE_COUNT=K (default: unset, the default config) commits a .perfbot.yml
-# to the base revision whose prove benchmark makes K measured proofs per
-# process (the run's value is their median): a lever to try against noise.
+# Levers against noise (default: unset, the default config): PROVE_COUNT=K
+# makes K measured proofs per process (the run's value is their median);
+# CPUS=LIST pins every run to those CPUs (`cpus:` in .perfbot.yml, e.g.
+# CPUS=1 to leave CPU 0 to the system). Either commits a .perfbot.yml to the
+# base revision.
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
@@ -26,17 +28,18 @@ trap 'rm -rf "$work"' EXIT
 
 git clone -q "$top" "$work/repo"
 cd "$work/repo"
-if [ -n "${PROVE_COUNT:-}" ]; then
+if [ -n "${PROVE_COUNT:-}${CPUS:-}" ]; then
   cat > .perfbot.yml <<YML
 build:
   - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
 benchmarks:
   - name: prove
     command: ["\${PERFBOT_OUT}/perfbot", prove]
-    args: [--constraints, "2^16", --count, "$PROVE_COUNT", --warmup, "1", --srs, random, --quiet]
+    args: [--constraints, "2^16", --count, "${PROVE_COUNT:-1}", --warmup, "1", --srs, random, --quiet]
 YML
+  [ -n "${CPUS:-}" ] && echo "    cpus: \"$CPUS\"" >> .perfbot.yml
   git add .perfbot.yml
-  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count $PROVE_COUNT"
+  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-all}"
 fi
 base=$(git rev-parse HEAD)
 anchor='pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })'

@@ -23,6 +23,9 @@ type CompareRequest struct {
 	// Kind is what the runs are stored as: store.KindCompare unless set
 	// (calibration stores store.KindCalibrate).
 	Kind store.Kind
+	// OnProgress, when set, is called after every run (warm-ups
+	// included), from the goroutine that called Compare.
+	OnProgress func(Progress)
 }
 
 // A CompareResult is a finished comparison.
@@ -85,6 +88,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	rounds := 0
 	if !buildFailed {
 		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
+		ss.prog.observe = req.OnProgress
 		if err := ss.rounds(ctx, sides, warm, false); err != nil {
 			return nil, err
 		}

@@ -20,6 +20,17 @@ type progress struct {
 	started  time.Time
 	last     time.Time
 	label    string
+	// observe, when set, hears of every finished run (a check run's
+	// progress summary, for one).
+	observe func(Progress)
+}
+
+// Progress is how far a comparison or baseline has got: runs finished of
+// those planned (the plan grows when inconclusive results add runs), and
+// the estimated time left (0 before the first run ends).
+type Progress struct {
+	Finished, Total int
+	Left            time.Duration
 }
 
 const plainEvery = 10 * time.Second
@@ -57,6 +68,9 @@ func (p *progress) start(bench, side string) {
 func (p *progress) done() {
 	if p != nil {
 		p.finished++
+		if p.observe != nil {
+			p.observe(Progress{Finished: p.finished, Total: p.total, Left: p.left()})
+		}
 	}
 }
 
@@ -64,9 +78,15 @@ func (p *progress) eta() string {
 	if p.finished == 0 {
 		return ""
 	}
+	return fmt.Sprintf(", about %s left", p.left().Round(time.Second))
+}
+
+func (p *progress) left() time.Duration {
+	if p.finished == 0 {
+		return 0
+	}
 	per := time.Since(p.started) / time.Duration(p.finished)
-	left := per * time.Duration(p.total-p.finished)
-	return fmt.Sprintf(", about %s left", left.Round(time.Second))
+	return per * time.Duration(p.total-p.finished)
 }
 
 // finish ends the progress line.

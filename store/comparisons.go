@@ -81,3 +81,23 @@ func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
 		Markdown:  row.Markdown,
 	}, nil
 }
+
+// ComparisonCounts returns how many comparisons were stored with each
+// verdict (for perfbot serve's /metrics).
+func (db *DB) ComparisonCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := db.db.QueryContext(ctx, `SELECT verdict, count(*) FROM comparisons GROUP BY verdict`)
+	if err != nil {
+		return nil, fmt.Errorf("count comparisons: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var v string
+		var n int64
+		if err := rows.Scan(&v, &n); err != nil {
+			return nil, fmt.Errorf("count comparisons: %w", err)
+		}
+		out[v] = n
+	}
+	return out, rows.Err()
+}

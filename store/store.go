@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,8 @@ import (
 	_ "github.com/lib/pq" // driver "postgres"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // driver "sqlite"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -65,7 +68,7 @@ type DB struct {
 // A Migration is one schema migration that Migrate applied.
 type Migration struct {
 	Version  int64
-	Name     string // the file, e.g. "00001_init.sql"
+	Name     string // the file, e.g. "00001_init.sql", or "river/NAME" for the job queue's
 	Duration time.Duration
 }
 
@@ -191,8 +194,59 @@ func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
 			Duration: r.Duration,
 		})
 	}
+	if db.dsn.Driver == DriverPostgres {
+		river, err := db.migrateQueue(ctx)
+		if err != nil {
+			return applied, fmt.Errorf("migrate: %w", err)
+		}
+		applied = append(applied, river...)
+	}
 	return applied, nil
 }
+
+// riverLockKey is the PostgreSQL advisory lock that serialises River's
+// migrations between processes starting at once (an arbitrary constant:
+// "perfbot river" folded into 63 bits).
+const riverLockKey = 0x7065_7266_6276_72
+
+// migrateQueue applies River's migrations (its job tables, used by perfbot
+// serve and perfbot worker), holding a session advisory lock so that
+// processes starting at once apply them once. River runs each migration
+// in its own transaction (one adds an enum value that the next uses, which
+// PostgreSQL refuses inside one transaction). They are reported with a
+// "river/" name prefix.
+func (db *DB) migrateQueue(ctx context.Context) ([]Migration, error) {
+	migrator, err := rivermigrate.New(riverdatabasesql.New(db.db.DB), &rivermigrate.Config{
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	conn, err := db.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(riverLockKey)); err != nil {
+		return nil, fmt.Errorf("job queue: lock: %w", err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(riverLockKey))
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	var applied []Migration
+	for _, v := range res.Versions {
+		applied = append(applied, Migration{Version: int64(v.Version), Name: "river/" + v.Name, Duration: v.Duration})
+	}
+	return applied, nil
+}
+
+// SQL returns the database's connection pool, shared with the job queue.
+func (db *DB) SQL() *sql.DB { return db.db.DB }
+
+// Driver returns DriverPostgres or DriverSQLite.
+func (db *DB) Driver() string { return db.dsn.Driver }
 
 // SchemaVersion returns the database's schema version and the newest one
 // this perfbot knows; they are equal once Migrate has run.

@@ -2,10 +2,7 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,43 +41,8 @@ func sqliteDB(tb testing.TB) string {
 // the variable it skips tb, or fails it where a server is required (CI).
 func postgresDB(tb testing.TB) func(testing.TB) string {
 	tb.Helper()
-	admin := os.Getenv("PERFBOT_TEST_DATABASE_URL")
-	if admin == "" {
-		const how = "PERFBOT_TEST_DATABASE_URL is not set: run make test, or the tests under " +
-			"scripts/with-postgres.sh (both start a throwaway PostgreSQL server), or point the " +
-			"variable at a server where the user may CREATE DATABASE"
-		if v := os.Getenv("CI"); (v != "" && v != "false" && v != "0") || os.Getenv("PERFBOT_REQUIRE_POSTGRES") == "1" {
-			tb.Fatal(how + " (required: CI or PERFBOT_REQUIRE_POSTGRES=1 is set)")
-		}
-		tb.Skip(how)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		tb.Fatalf("PERFBOT_TEST_DATABASE_URL: %v", err)
-	}
-	db, err := sql.Open("postgres", admin)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if err := db.Ping(); err != nil {
-		tb.Fatalf("PERFBOT_TEST_DATABASE_URL: %v", err)
-	}
-	return func(tb testing.TB) string {
-		tb.Helper()
-		name := "perfbot_test_" + strings.ToLower(rand.Text()[:12])
-		if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
-			tb.Fatalf("create test database: %v", err)
-		}
-		tb.Cleanup(func() {
-			if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
-				tb.Errorf("drop test database: %v", err)
-			}
-		})
-		dsn := *u
-		dsn.Path = "/" + name
-		return dsn.String()
-	}
+	storetest.PostgresAdmin(tb)
+	return storetest.FreshPostgres
 }
 
 func TestParseDSN(t *testing.T) {

@@ -86,13 +86,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 				return err
 			}
 			r.Logger.Info("stored", "comparison", res.ComparisonID, "verdict", res.Report.Verdict, "rounds", res.Rounds)
-			switch {
-			case res.FailedRuns > 0 || res.Report.Verdict == analysis.VerdictError:
-				return &statusError{exitRunsFailed, fmt.Sprintf("%d runs failed; the comparison is incomplete", res.FailedRuns)}
-			case failOnReg && res.Report.Verdict == analysis.VerdictRegression:
-				return &statusError{exitRegression, "regression found (--fail-on-regression)"}
-			}
-			return nil
+			return compareStatus(res, failOnReg)
 		},
 	}
 	c.register(cmd, true)
@@ -104,6 +98,18 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
 	return cmd
+}
+
+// compareStatus is a finished comparison's exit status: runs failed (3),
+// a regression with --fail-on-regression (1), or nil.
+func compareStatus(res *runner.CompareResult, failOnReg bool) error {
+	switch {
+	case res.FailedRuns > 0 || res.Report.Verdict == analysis.VerdictError:
+		return &statusError{exitRunsFailed, fmt.Sprintf("%d runs failed; the comparison is incomplete", res.FailedRuns)}
+	case failOnReg && res.Report.Verdict == analysis.VerdictRegression:
+		return &statusError{exitRegression, "regression found (--fail-on-regression)"}
+	}
+	return nil
 }
 
 func oneOfFlag(cmd *cobra.Command, name, v string, allowed []string) error {

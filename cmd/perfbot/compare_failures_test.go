@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+	"github.com/perfbot/perfbot/store/storetest"
 )
 
 // shellRepo makes a repository whose .perfbot.yml builds and benchmarks
@@ -178,13 +178,7 @@ func TestBaselineRunsBecomeTheNoiseFloor(t *testing.T) {
 
 func TestCompareOnPostgres(t *testing.T) {
 	t.Parallel()
-	url := os.Getenv("PERFBOT_TEST_DATABASE_URL")
-	if url == "" {
-		if os.Getenv("PERFBOT_REQUIRE_POSTGRES") == "1" || os.Getenv("CI") != "" {
-			t.Fatal("PERFBOT_TEST_DATABASE_URL is not set: run the tests with make test, which starts a PostgreSQL server")
-		}
-		t.Skip("PERFBOT_TEST_DATABASE_URL is not set: make test starts a PostgreSQL server for this test")
-	}
+	url := storetest.FreshPostgres(t)
 	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, ""))
 	out, errOut, code := perfbot(t, "compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "markdown",
 		"--db", url, "--data-dir", t.TempDir(), "--quiet")
@@ -258,11 +252,12 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 	t.Parallel()
 	db := "sqlite://" + filepath.Join(t.TempDir(), "sub", "perfbot.db")
 	out, errOut, code := perfbot(t, "migrate", "--db", db)
-	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "schema version 1 (this perfbot knows up to 1)") {
+	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "applied 00002_deliveries.sql") ||
+		!strings.Contains(out, "schema version 2 (this perfbot knows up to 2)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 1") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 2") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")

@@ -50,6 +50,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"MigrateReportsWhatItApplied", testMigrate},
 		{"ConcurrentOpensOfANewDatabase", testConcurrentOpen},
 		{"SchemaTooNewIsRefused", testSchemaTooNew},
+		{"DeliveryIsFirstSeenOnceAcrossWriters", testDeliveries},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -703,6 +704,13 @@ func testComparison(t *testing.T, dsn string) {
 	if _, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: sha1}); err == nil {
 		t.Errorf("SaveComparison without head: no error")
 	}
+	if _, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: sha1, HeadSHA: sha3, Verdict: "regression"}); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := db.ComparisonCounts(ctx)
+	if want := map[string]int64{"regression": 2, "inconclusive": 1}; err != nil || !maps.Equal(counts, want) {
+		t.Errorf("ComparisonCounts = %v, %v; want %v", counts, err, want)
+	}
 }
 
 func testComparisonNotFound(t *testing.T, dsn string) {
@@ -747,10 +755,24 @@ func testMigrate(t *testing.T, dsn string) {
 	if len(applied) == 0 || applied[0].Version != 1 || applied[0].Name != "00001_init.sql" {
 		t.Fatalf("Migrate on a new database = %+v, want 00001_init.sql first", applied)
 	}
+	// Versions increase within each line: perfbot's own, then (on
+	// PostgreSQL) River's job queue, whose names start with "river/".
+	river := 0
 	for i, m := range applied[1:] {
-		if m.Version <= applied[i].Version {
-			t.Errorf("Migrate: versions not increasing: %+v", applied)
+		prev := applied[i]
+		if strings.HasPrefix(m.Name, "river/") {
+			river++
+			if strings.HasPrefix(prev.Name, "river/") && m.Version <= prev.Version {
+				t.Errorf("Migrate: River versions not increasing: %+v", applied)
+			}
+			continue
 		}
+		if strings.HasPrefix(prev.Name, "river/") || m.Version <= prev.Version {
+			t.Errorf("Migrate: perfbot versions not increasing, or after River's: %+v", applied)
+		}
+	}
+	if postgres := strings.HasPrefix(dsn, "postgres"); postgres != (river > 0) {
+		t.Errorf("Migrate applied %d River migrations on %s; want some on PostgreSQL only", river, dsn)
 	}
 	applied, err = db.Migrate(ctx)
 	if err != nil || len(applied) != 0 {
@@ -816,5 +838,62 @@ func testSchemaTooNew(t *testing.T, dsn string) {
 				t.Errorf("error %q does not say %q", msg, want)
 			}
 		}
+	}
+}
+
+func testDeliveries(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	// Eight writers race to record the same two ids: each id is first
+	// seen exactly once.
+	const writers = 8
+	var wg sync.WaitGroup
+	firsts := make(chan string, 2*writers)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, id := range []string{"d-1", "d-2"} {
+				first, err := db.FirstSeen(ctx, id)
+				if err != nil {
+					t.Errorf("FirstSeen(%s): %v", id, err)
+					return
+				}
+				if first {
+					firsts <- id
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(firsts)
+	var got []string
+	for id := range firsts {
+		got = append(got, id)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"d-1", "d-2"}) {
+		t.Errorf("first sightings = %v, want [d-1 d-2]", got)
+	}
+	// A forgotten id (its handling failed) is first seen again.
+	if err := db.Forget(ctx, "d-1"); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := db.FirstSeen(ctx, "d-1"); err != nil || !first {
+		t.Errorf("FirstSeen after Forget = %v, %v; want true", first, err)
+	}
+	if _, err := db.FirstSeen(ctx, ""); err == nil {
+		t.Error("FirstSeen(\"\") succeeded; want an error")
+	}
+	// Pruning by age: everything recorded so far is older than a cutoff in
+	// the future, nothing is older than one in the past.
+	if n, err := db.PruneDeliveries(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Errorf("PruneDeliveries(an hour ago) = %d, %v; want 0", n, err)
+	}
+	if n, err := db.PruneDeliveries(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Errorf("PruneDeliveries(in a minute) = %d, %v; want 2", n, err)
+	}
+	if first, err := db.FirstSeen(ctx, "d-2"); err != nil || !first {
+		t.Errorf("FirstSeen after pruning = %v, %v; want true", first, err)
 	}
 }

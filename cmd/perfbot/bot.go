@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/github"
+	"github.com/perfbot/perfbot/github/webhook"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/store/queue"
+)
+
+// botFlags are the flags perfbot serve and perfbot worker share.
+type botFlags struct {
+	common
+	config string
+}
+
+func (b *botFlags) register(cmd *cobra.Command) {
+	b.common.register(cmd, false)
+	cmd.Flags().StringVar(&b.config, "config", os.Getenv("PERFBOT_CONFIG"), "the server config file: repositories served and how to reach GitHub (env PERFBOT_CONFIG; see docs/server.md)")
+}
+
+// setup loads the config and opens the database (PostgreSQL: the queue
+// lives there) and the GitHub client.
+func (b *botFlags) setup(cmd *cobra.Command) (*botConfig, *store.DB, *github.Client, *slog.Logger, error) {
+	log := b.logger(cmd)
+	cfg, err := loadBotConfig(b.config)
+	if err != nil {
+		return nil, nil, nil, nil, &usageError{cmd: cmd.CommandPath(), err: err}
+	}
+	if b.db == "" {
+		b.db = cfg.DB
+	}
+	if b.db == "" {
+		return nil, nil, nil, nil, usagef(cmd, "no database: perfbot %s shares its job queue through PostgreSQL; pass --db postgres://… (or db: in the config, or PERFBOT_DB)", cmd.Name())
+	}
+	d, err := store.ParseDSN(b.db)
+	if err != nil {
+		return nil, nil, nil, nil, usagef(cmd, "--db: %v", err)
+	}
+	if d.Driver != store.DriverPostgres {
+		return nil, nil, nil, nil, usagef(cmd, "--db %s is SQLite; perfbot %s shares its job queue through PostgreSQL: pass --db postgres://…", d, cmd.Name())
+	}
+	opts, err := cfg.githubOptions()
+	if err != nil {
+		return nil, nil, nil, nil, usagef(cmd, "%v", err)
+	}
+	opts.Logger = log
+	gh, err := github.New(opts)
+	if err != nil {
+		return nil, nil, nil, nil, usagef(cmd, "%v", err)
+	}
+	db, err := store.Open(cmd.Context(), b.db, store.Options{Logger: log})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return cfg, db, gh, log, nil
+}
+
+func newServeCommand() *cobra.Command {
+	var b botFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Receive GitHub webhooks and queue benchmark jobs for workers",
+		Long: `serve listens for GitHub webhooks on POST /webhook (signed with the secret in
+the environment variable the config names), turns pull requests, maintainers'
+/perfbot commands and pushes to the default branch into jobs in the
+PostgreSQL queue, and answers GitHub within milliseconds. It also posts
+replies and queued checks (the control queue), and serves GET /healthz and
+GET /metrics. perfbot worker runs the benchmarks, on the GPU hosts.`,
+		Example: `  GITHUB_TOKEN=… PERFBOT_WEBHOOK_SECRET=… perfbot serve --config perfbot-server.yml --db postgres://perfbot@db/perfbot`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, db, gh, log, err := b.setup(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			secret, err := cfg.webhookSecret()
+			if err != nil {
+				return usagef(cmd, "%v", err)
+			}
+			ctx := cmd.Context()
+			metrics := server.NewMetrics(server.Counts{
+				Jobs:        func(ctx context.Context) (map[[2]string]int, error) { return queue.Counts(ctx, db.SQL()) },
+				Comparisons: db.ComparisonCounts,
+			}, log)
+			deps := &jobDeps{gh: gh, pub: &publisher{gh: gh, checkName: cfg.GitHub.CheckName}, metrics: metrics, log: log}
+			workers := allWorkers(deps)
+			// Whichever River client leads rescues abandoned jobs with its
+			// own settings, so serve uses the workers' job timeout too;
+			// its control jobs set their own, shorter, timeout.
+			q, err := queue.New(db, queue.Config{
+				Queues: map[string]int{queue.ControlQueue: 4}, Workers: workers,
+				JobTimeout: cfg.jobTimeout, RescueAfter: rescueAfter(cfg.jobTimeout), Logger: log,
+			})
+			if err != nil {
+				return err
+			}
+			deps.queue = q
+			handler := server.New(server.Config{
+				Webhook: &webhook.Handler{
+					Secret: secret, Deliveries: db, Logger: log,
+					Sink: &server.Dispatcher{Repos: cfg.repos(), Queue: q, Logger: log},
+				},
+				Metrics: metrics,
+				Ping:    func(ctx context.Context) error { return db.SQL().PingContext(ctx) },
+			})
+			if err := q.Start(ctx); err != nil {
+				return err
+			}
+			defer q.Stop(context.WithoutCancel(ctx))
+			go pruneDeliveries(ctx, db, log)
+			return listenAndServe(ctx, cfg.Listen, handler, log)
+		},
+	}
+	b.register(cmd)
+	return cmd
+}
+
+// pruneDeliveries forgets webhook deliveries older than GitHub redelivers
+// (three days), hourly.
+func pruneDeliveries(ctx context.Context, db *store.DB, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := db.PruneDeliveries(ctx, time.Now().Add(-72*time.Hour)); err != nil && ctx.Err() == nil {
+			log.Error("prune webhook deliveries", "err", err)
+		} else if n > 0 {
+			log.Info("pruned webhook deliveries", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// listenAndServe serves h on addr (":8080" when empty) until ctx ends,
+// then shuts down gracefully.
+func listenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	if addr == "" {
+		addr = ":8080"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	log.Info("listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+func newWorkerCommand() *cobra.Command {
+	var (
+		b         botFlags
+		queueName string
+		listen    string
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Work benchmark jobs from the queue on this (GPU) host",
+		Long: `worker claims jobs from the PostgreSQL queue one at a time: it mirrors the
+repository (fetching refs/pull/N/head), compares a pull request's head against
+its base, stores every run and publishes one comment and a check on the pull
+request; or it records baseline runs of a default-branch commit. Several
+workers on several hosts share one database. A worker killed mid-job leaves
+its job to be rescued and run again once --job-timeout (config job_timeout)
+plus ten minutes have passed.`,
+		Example: `  GITHUB_TOKEN=… perfbot worker --config perfbot-server.yml --queue gpu --db postgres://perfbot@db/perfbot`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, db, gh, log, err := b.setup(cmd)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if queueName == "" {
+				return usagef(cmd, "--queue is empty: name the queue this host works (the repos' queue: in the config; default %q)", queue.DefaultQueue)
+			}
+			dir, err := b.dataDirectory()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			metrics := server.NewMetrics(server.Counts{}, log)
+			deps := &jobDeps{
+				runner:  &runner.Runner{DataDir: dir, Store: db, Logger: log},
+				gh:      gh,
+				pub:     &publisher{gh: gh, checkName: cfg.GitHub.CheckName},
+				metrics: metrics,
+				log:     log,
+			}
+			workers := allWorkers(deps)
+			q, err := queue.New(db, queue.Config{
+				Queues: map[string]int{queueName: 1}, Workers: workers,
+				JobTimeout: cfg.jobTimeout, RescueAfter: rescueAfter(cfg.jobTimeout), Logger: log,
+			})
+			if err != nil {
+				return err
+			}
+			deps.queue = q
+			if err := q.Start(ctx); err != nil {
+				return err
+			}
+			log.Info("working", "queue", queueName, "job_timeout", cfg.jobTimeout)
+			if listen != "" {
+				go func() {
+					h := server.New(server.Config{Webhook: &webhook.Handler{}, Metrics: metrics,
+						Ping: func(ctx context.Context) error { return db.SQL().PingContext(ctx) }})
+					if err := listenAndServe(ctx, listen, h, log); err != nil {
+						log.Error("metrics listener", "err", err)
+					}
+				}()
+			}
+			<-ctx.Done()
+			log.Info("stopping: waiting for the running job")
+			return q.Stop(context.WithoutCancel(ctx))
+		},
+	}
+	b.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&queueName, "queue", queue.DefaultQueue, "the queue to work")
+	f.StringVar(&listen, "listen", "", "serve /metrics and /healthz on this address (e.g. :9090); off when empty")
+	return cmd
+}
+
+// rescueAfter is how long a running job may go before it counts as
+// abandoned; PERFBOT_RESCUE_AFTER overrides it (tests use seconds).
+func rescueAfter(jobTimeout time.Duration) time.Duration {
+	if s := os.Getenv("PERFBOT_RESCUE_AFTER"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d > jobTimeout {
+			return d
+		}
+	}
+	return jobTimeout + 10*time.Minute
+}
+
+func newPRCommand() *cobra.Command {
+	var (
+		c         common
+		repoName  string
+		number    int
+		source    string
+		count     int
+		tokenEnv  string
+		apiURL    string
+		checkName string
+		format    string
+		failOnReg bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pr",
+		Short: "Compare one pull request and report on it (GitHub Actions mode)",
+		Long: `pr does for one pull request what a worker does for a job: it reads the pull
+request's base and head from GitHub, compares them (building and running
+both, interleaved), stores every run, and publishes one perfbot comment
+(edited in place on later runs) and a check (a commit status with token
+auth). It is meant for a workflow on a self-hosted GPU runner; see
+.github/workflows/perfbot.yml.
+
+Exit status as for compare: 0 done; 1 a regression with --fail-on-regression;
+2 bad input; 3 runs failed.`,
+		Example: `  GITHUB_TOKEN=… perfbot pr --repo perfbot/perfbot --pr 42 --source .`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := oneOfFlag(cmd, "format", format, formats); err != nil {
+				return err
+			}
+			repo, err := github.ParseRepo(repoName)
+			if err != nil {
+				return usagef(cmd, "--repo: %v", err)
+			}
+			if number <= 0 {
+				return usagef(cmd, "--pr is required: the pull request's number")
+			}
+			token := os.Getenv(tokenEnv)
+			if token == "" {
+				return usagef(cmd, "no GitHub token: set %s (in a workflow: env: %s: ${{ secrets.GITHUB_TOKEN }})", tokenEnv, tokenEnv)
+			}
+			ctx := cmd.Context()
+			log := c.logger(cmd)
+			gh, err := github.New(github.Options{BaseURL: apiURL, Token: token, Logger: log})
+			if err != nil {
+				return usagef(cmd, "%v", err)
+			}
+			pr, err := gh.PullRequest(ctx, repo, number)
+			if errors.Is(err, github.ErrNotFound) {
+				return usagef(cmd, "%s#%d: no such pull request (or the token cannot see it)", repo, number)
+			}
+			if err != nil {
+				return err
+			}
+			if source == "" {
+				source = pr.CloneURL
+			}
+			r, closeDB, err := c.open(cmd)
+			if err != nil {
+				return err
+			}
+			defer closeDB()
+			res, err := r.PullRequest(ctx, &publisher{gh: gh, checkName: checkName}, runner.PullRequest{
+				Repo: repo.String(), Number: number, Source: source, BaseSHA: pr.BaseSHA, HeadSHA: pr.HeadSHA,
+				Count: count, Attempt: 1, FinalAttempt: true,
+			})
+			if err != nil {
+				return inputError(cmd, err)
+			}
+			if err := render(cmd.OutOrStdout(), format, res); err != nil {
+				return err
+			}
+			return compareStatus(res, failOnReg)
+		},
+	}
+	c.register(cmd, false)
+	f := cmd.Flags()
+	f.StringVar(&repoName, "repo", os.Getenv("GITHUB_REPOSITORY"), "the pull request's repository, owner/name (env GITHUB_REPOSITORY)")
+	f.StringVar(&source, "source", "", "where to build from: a local clone holding both commits (in a workflow: .) or a clone URL (default: the pull request's repository)")
+	f.IntVar(&number, "pr", 0, "the pull request's number")
+	f.IntVar(&count, "count", 0, "measured runs per side (default: the config's count)")
+	f.StringVar(&tokenEnv, "token-env", "GITHUB_TOKEN", "the environment variable holding the GitHub token")
+	f.StringVar(&apiURL, "api-url", "", "GitHub Enterprise API root, e.g. https://ghe.example.com/ (default: api.github.com)")
+	f.StringVar(&checkName, "check-name", defaultCheckName, "the commit status / check name")
+	f.StringVar(&format, "format", "text", "report format on stdout: "+strings.Join(formats, ", "))
+	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	return cmd
+}

@@ -1,0 +1,488 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/github/githubtest"
+	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+	"github.com/perfbot/perfbot/store/storetest"
+)
+
+// sign returns GitHub's X-Hub-Signature-256 for body.
+func sign(secret, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// botEnv is a running perfbot serve and worker against a fake GitHub.
+type botEnv struct {
+	gh       *githubtest.Server
+	url      string // perfbot serve's base URL
+	secret   []byte
+	db       *sql.DB
+	repo     *workspacetest.Repo
+	envDir   string // benchmark processes write their environment here
+	conf     string // the server config file
+	delivery int
+	mu       sync.Mutex
+}
+
+const (
+	e2eOwner, e2eName = "acme", "prover"
+	e2eAppID          = 4242
+	e2eInstallation   = 77
+	e2eTokenValue     = "ghp_perfbot_e2e_token_must_not_leak"
+	e2eSecretValue    = "webhook-secret-must-not-leak"
+)
+
+// benchScript prints phase a from the worktree's file "value", after
+// sleeping (the worktree's file "sleep" says how long, else sleep
+// seconds) so that a job lasts long enough to be superseded, and writes
+// its environment where the test can inspect it.
+func benchScript(envDir, sleep string) string {
+	return `sleep $(cat sleep 2>/dev/null || echo ` + sleep + `); env > ` + envDir + `/env.$$; v=$(cat value); ` +
+		`echo "BenchmarkX/phase=a 1 $((v + $$ % 7)) ns/op"; echo "BenchmarkX/phase=total 1 $((v + 2000 + $$ % 11)) ns/op"`
+}
+
+// botOptions vary the bot a test starts.
+type botOptions struct {
+	jobTimeout string // default 5m
+	sleep      string // seconds each benchmark run sleeps; default 0.1
+	noWorker   bool   // start no worker: the test starts its own
+	// rescueAfter is PERFBOT_RESCUE_AFTER for serve and the workers.
+	rescueAfter string
+}
+
+func startBot(t *testing.T, opts botOptions) *botEnv {
+	t.Helper()
+	dsn := storetest.FreshPostgres(t)
+	e := &botEnv{gh: githubtest.New(t), secret: []byte(e2eSecretValue), envDir: t.TempDir()}
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e.db = db
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.gh.SetAppKey(e2eAppID, &key.PublicKey)
+
+	e.repo = workspacetest.New(t)
+	script, _ := json.Marshal(benchScript(e.envDir, cmp.Or(opts.sleep, "0.1")))
+	cfg := fmt.Sprintf("build:\n  - [\"true\"]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: 8\nwarmup: 0\nmax_count: 8\ntimeout: 30s\n", script)
+	e.repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "value": "1000\n"})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	e.url = "http://" + addr
+
+	// Secrets are in perfbot's environment, as in production: the token
+	// (unused with App auth, but present), the webhook secret, and the key
+	// file's path.
+	t.Setenv("PERFBOT_E2E_TOKEN", e2eTokenValue)
+	t.Setenv("PERFBOT_E2E_SECRET", e2eSecretValue)
+	t.Setenv("PERFBOT_RESCUE_AFTER", opts.rescueAfter)
+	conf := filepath.Join(t.TempDir(), "server.yml")
+	write(t, conf, fmt.Sprintf(`listen: %q
+db: %q
+job_timeout: %s
+github:
+  api_url: %q
+  token_env: PERFBOT_E2E_TOKEN
+  app_id: %d
+  installation_id: %d
+  private_key_file: %q
+  webhook_secret_env: PERFBOT_E2E_SECRET
+repos:
+  - name: %s/%s
+    clone_url: %q
+    queue: e2e
+`, addr, dsn, cmp.Or(opts.jobTimeout, "5m"), e.gh.URL()+"/", e2eAppID, e2eInstallation, keyFile, e2eOwner, e2eName, e.repo.URL()))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	logs := map[string]*syncBuffer{"serve": {}, "worker": {}}
+	start := func(name string, args ...string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(ctx, args, io.Discard, logs[name]); err != nil && ctx.Err() == nil {
+				t.Errorf("perfbot %s: %v", name, err)
+			}
+		}()
+	}
+	start("serve", "serve", "--config", conf)
+	if !opts.noWorker {
+		start("worker", "worker", "--config", conf, "--queue", "e2e", "--data-dir", t.TempDir())
+	}
+	e.conf = conf
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			for name, b := range logs {
+				t.Logf("perfbot %s log:\n%s", name, b.String())
+			}
+		}
+	})
+	e.waitFor(t, "perfbot serve to answer /healthz", 30*time.Second, func() bool {
+		resp, err := http.Get(e.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return e
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func write(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *botEnv) waitFor(t *testing.T, what string, limit time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// post sends a signed webhook delivery and returns the status and body.
+func (e *botEnv) post(t *testing.T, event, delivery string, payload any) (int, string) {
+	t.Helper()
+	body, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.url+"/webhook", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", delivery)
+	req.Header.Set("X-Hub-Signature-256", sign(e.secret, body))
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("webhook %s answered in %s", event, d)
+	}
+	return resp.StatusCode, strings.TrimSpace(string(out))
+}
+
+func (e *botEnv) nextDelivery() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.delivery++
+	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-4c9367dc%04d", e.delivery)
+}
+
+// pullRequestPayload is a pull_request delivery as GitHub sends it, cut to
+// the fields perfbot reads and a few around them.
+func (e *botEnv) pullRequestPayload(action string, number int, baseSHA, headSHA string) map[string]any {
+	repo := map[string]any{
+		"id": 1296269, "name": e2eName, "full_name": e2eOwner + "/" + e2eName, "private": false, "fork": false,
+		"owner":     map[string]any{"login": e2eOwner, "id": 1, "type": "Organization"},
+		"clone_url": "https://github.com/" + e2eOwner + "/" + e2eName + ".git", "default_branch": "main",
+	}
+	return map[string]any{
+		"action": action, "number": number,
+		"pull_request": map[string]any{
+			"id": 1000 + number, "number": number, "state": "open", "draft": false, "title": "Faster phase a?",
+			"user": map[string]any{"login": "ada", "id": 2},
+			"head": map[string]any{"label": "acme:feature", "ref": "feature", "sha": headSHA, "repo": repo},
+			"base": map[string]any{"label": "acme:main", "ref": "main", "sha": baseSHA, "repo": repo},
+		},
+		"repository": repo,
+		"sender":     map[string]any{"login": "ada", "id": 2, "type": "User"},
+	}
+}
+
+func (e *botEnv) perfbotComments(t *testing.T, number int) []githubtest.IssueComment {
+	var out []githubtest.IssueComment
+	for _, c := range e.gh.Comments(e2eOwner, e2eName, number) {
+		if strings.Contains(c.Body, analysis.SummaryMarker) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (e *botEnv) check(sha string) (githubtest.CheckRun, int) {
+	runs := e.gh.CheckRuns(e2eOwner, e2eName, sha)
+	if len(runs) == 0 {
+		return githubtest.CheckRun{}, 0
+	}
+	return runs[len(runs)-1], len(runs)
+}
+
+func (e *botEnv) jobStates(t *testing.T) map[string]string {
+	t.Helper()
+	rows, err := e.db.Query(`SELECT args->>'head_sha', state::text FROM river_job WHERE kind = 'perfbot_compare'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var sha, state string
+		if err := rows.Scan(&sha, &state); err != nil {
+			t.Fatal(err)
+		}
+		out[sha] = state
+	}
+	return out
+}
+
+func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
+	e := startBot(t, botOptions{})
+	const pr = 12
+	base := e.repo.Git(t, "rev-parse", "HEAD")
+	e.repo.Git(t, "checkout", "--quiet", "-b", "feature")
+	head1 := e.repo.Commit(t, "slower a", map[string]string{"value": "1300\n"})
+	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "feature", HeadSHA: head1})
+
+	// A pull request is opened: one job, run by the worker, ends with one
+	// comment and one completed check run that fails on the regression.
+	d1 := e.nextDelivery()
+	if code, body := e.post(t, "pull_request", d1, e.pullRequestPayload("opened", pr, base, head1)); code != http.StatusAccepted {
+		t.Fatalf("opened: %d %q, want 202", code, body)
+	}
+	// GitHub redelivering it starts nothing.
+	if code, body := e.post(t, "pull_request", d1, e.pullRequestPayload("opened", pr, base, head1)); code != http.StatusOK || !strings.Contains(body, "duplicate") {
+		t.Errorf("redelivery: %d %q, want 200 duplicate", code, body)
+	}
+	e.waitFor(t, "the first check run to complete", 90*time.Second, func() bool {
+		c, _ := e.check(head1)
+		return c.Status == "completed"
+	})
+	c1, n1 := e.check(head1)
+	if n1 != 1 || c1.Conclusion != "failure" || !strings.HasPrefix(c1.Title, "Regression.") || c1.AppID != e2eAppID {
+		t.Errorf("head1: %d check runs, last %+v; want one, failure, a regression, by the App", n1, c1)
+	}
+	comments := e.perfbotComments(t, pr)
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "### perfbot: regression") || comments[0].User != githubtest.AppUser {
+		t.Fatalf("after the first job: comments %+v; want one regression report by the App", comments)
+	}
+	firstID := comments[0].ID
+
+	// Two pushes: the job for head2 (whose runs take 3s each) is
+	// cancelled while it runs; the one for head3 runs and edits the same
+	// comment.
+	head2 := e.repo.Commit(t, "try again, slowly", map[string]string{"value": "1001\n", "sleep": "3\n"})
+	e.gh.SetHead(e2eOwner, e2eName, pr, head2)
+	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("synchronize", pr, base, head2)); code != http.StatusAccepted {
+		t.Fatalf("synchronize head2: %d %q", code, body)
+	}
+	e.waitFor(t, "head2's job to start", 60*time.Second, func() bool { return e.jobStates(t)[head2] == "running" })
+	head3 := e.repo.Commit(t, "back to base speed", map[string]string{"value": "1000\n", "sleep": ""})
+	e.gh.SetHead(e2eOwner, e2eName, pr, head3)
+	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("synchronize", pr, base, head3)); code != http.StatusAccepted {
+		t.Fatalf("synchronize head3: %d %q", code, body)
+	}
+	e.waitFor(t, "head3's check run and job to complete", 90*time.Second, func() bool {
+		c, _ := e.check(head3)
+		return c.Status == "completed" && e.jobStates(t)[head3] == "completed"
+	})
+	states := e.jobStates(t)
+	if states[head1] != "completed" || states[head2] != "cancelled" || states[head3] != "completed" {
+		t.Errorf("job states %v; want head1 completed, head2 cancelled, head3 completed", states)
+	}
+	if c, n := e.check(head2); n != 1 || c.Status != "completed" || c.Conclusion != "cancelled" {
+		t.Errorf("head2: %d check runs, last %+v; want one, completed, cancelled", n, c)
+	}
+	if c, n := e.check(head3); n != 1 || c.Conclusion == "failure" || c.Conclusion == "action_required" {
+		t.Errorf("head3: %d check runs, last %+v; want one, not a failure", n, c)
+	}
+	comments = e.perfbotComments(t, pr)
+	if len(comments) != 1 || comments[0].ID != firstID {
+		t.Fatalf("after the pushes: %d perfbot comments (first id %d); want the one comment, edited", len(comments), firstID)
+	}
+	body := comments[0].Body
+	if strings.Contains(strings.SplitN(body, "Earlier results", 2)[0], "### perfbot: regression") ||
+		!strings.Contains(body, "Earlier results") || !strings.Contains(body, head3[:7]) {
+		t.Errorf("edited comment: want head3's report first and the regression folded into the history:\n%s", body)
+	}
+
+	// The benchmarks never saw perfbot's secrets.
+	envs, _ := filepath.Glob(filepath.Join(e.envDir, "env.*"))
+	if len(envs) < 10 {
+		t.Fatalf("%d benchmark environments recorded, want at least 10", len(envs))
+	}
+	for _, f := range envs {
+		b, _ := os.ReadFile(f)
+		for _, secret := range []string{e2eTokenValue, e2eSecretValue, "PERFBOT_E2E", "app.pem", "PERFBOT_RESCUE_AFTER"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("benchmark environment %s contains %q", filepath.Base(f), secret)
+			}
+		}
+	}
+
+	// /metrics counts the deliveries and reads jobs and comparisons from
+	// the database.
+	resp, err := http.Get(e.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`perfbot_webhooks_total{event="pull_request",outcome="accepted"} 3`,
+		`perfbot_webhooks_total{event="pull_request",outcome="duplicate"} 1`,
+		`perfbot_jobs{kind="perfbot_compare",state="cancelled"} 1`,
+		`perfbot_jobs{kind="perfbot_compare",state="completed"} 2`,
+		`perfbot_comparisons_total{verdict="regression"} 1`,
+		`perfbot_database_up 1`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestMain lets a test start this test binary as perfbot itself: with
+// PERFBOT_TEST_AS_MAIN=1 it runs main with its arguments.
+func TestMain(m *testing.M) {
+	if os.Getenv("PERFBOT_TEST_AS_MAIN") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// startWorkerProcess starts perfbot worker as a separate process, so a
+// test can kill it.
+func startWorkerProcess(t *testing.T, e *botEnv, dataDir string, extraEnv ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	cmd := exec.Command(self, "worker", "--config", e.conf, "--queue", "e2e", "--data-dir", dataDir)
+	cmd.Env = append(os.Environ(), append([]string{"PERFBOT_TEST_AS_MAIN=1"}, extraEnv...)...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("worker process %d log:\n%s", cmd.Process.Pid, log.String())
+		}
+	})
+	return cmd, &log
+}
+
+func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
+	// Jobs time out after 6s and count as abandoned after 8s; each
+	// comparison takes about 4s (16 runs of 0.25s).
+	e := startBot(t, botOptions{jobTimeout: "6s", sleep: "0.25", noWorker: true, rescueAfter: "8s"})
+	const pr = 21
+	base := e.repo.Git(t, "rev-parse", "HEAD")
+	e.repo.Git(t, "checkout", "--quiet", "-b", "feature")
+	head := e.repo.Commit(t, "slower a", map[string]string{"value": "1300\n"})
+	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "feature", HeadSHA: head})
+	data := t.TempDir() // one host's data directory, kept across the restart
+
+	first, _ := startWorkerProcess(t, e, data)
+	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("opened", pr, base, head)); code != http.StatusAccepted {
+		t.Fatalf("opened: %d %q", code, body)
+	}
+	e.waitFor(t, "the job to be measuring", 60*time.Second, func() bool {
+		c, _ := e.check(head)
+		return strings.HasPrefix(c.Title, "Measuring")
+	})
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	if c, _ := e.check(head); c.Status != "in_progress" {
+		t.Fatalf("after the kill: check %+v; want it left in progress", c)
+	}
+
+	// A new worker on the same host: River rescues the abandoned job
+	// (after 8s, at its rescuer's next pass) and this worker runs it.
+	startWorkerProcess(t, e, data)
+	e.waitFor(t, "the rescued job to complete", 120*time.Second, func() bool {
+		c, _ := e.check(head)
+		return c.Status == "completed"
+	})
+	var attempt int
+	var state string
+	if err := e.db.QueryRow(`SELECT attempt, state::text FROM river_job WHERE kind = 'perfbot_compare'`).Scan(&attempt, &state); err != nil {
+		t.Fatal(err)
+	}
+	c, n := e.check(head)
+	if n != 1 || c.Conclusion != "failure" || !strings.Contains(c.Summary, "### perfbot: regression") {
+		t.Errorf("%d check runs, last %+v; want one, failed on the regression", n, c)
+	}
+	if attempt != 2 {
+		t.Errorf("job attempt %d (state %s); want the second attempt to have finished it", attempt, state)
+	}
+	if comments := e.perfbotComments(t, pr); len(comments) != 1 || !strings.Contains(comments[0].Body, "### perfbot: regression") {
+		t.Errorf("%d perfbot comments; want exactly one regression report", len(comments))
+	}
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/perfbot/perfbot/github"
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/store/queue"
+)
+
+// botConfig is the configuration file of perfbot serve and perfbot worker
+// (--config): where GitHub is and how to authenticate, and which
+// repositories perfbot serves. Secrets never appear in it: it names the
+// environment variables (or the key file) that hold them.
+type botConfig struct {
+	Listen     string       `yaml:"listen"`
+	DB         string       `yaml:"db"`
+	PublicURL  string       `yaml:"public_url"`
+	JobTimeout string       `yaml:"job_timeout"`
+	GitHub     githubConfig `yaml:"github"`
+	Repos      []repoConfig `yaml:"repos"`
+
+	jobTimeout time.Duration
+}
+
+type githubConfig struct {
+	APIURL           string `yaml:"api_url"`
+	TokenEnv         string `yaml:"token_env"`
+	AppID            int64  `yaml:"app_id"`
+	InstallationID   int64  `yaml:"installation_id"`
+	PrivateKeyFile   string `yaml:"private_key_file"`
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	CheckName        string `yaml:"check_name"`
+	DryRun           bool   `yaml:"dry_run"`
+}
+
+type repoConfig struct {
+	Name      string `yaml:"name"`
+	CloneURL  string `yaml:"clone_url"`
+	Queue     string `yaml:"queue"`
+	Drafts    bool   `yaml:"drafts"`
+	Baselines *bool  `yaml:"baselines"`
+}
+
+const (
+	defaultTokenEnv   = "GITHUB_TOKEN"
+	defaultSecretEnv  = "PERFBOT_WEBHOOK_SECRET"
+	defaultCheckName  = "perfbot"
+	defaultJobTimeout = 2 * time.Hour
+)
+
+// loadBotConfig reads and checks the file at path; errors say what to fix.
+func loadBotConfig(path string) (*botConfig, error) {
+	if path == "" {
+		return nil, errors.New("--config is required: a YAML file naming the repositories to serve and how to reach GitHub (see docs/server.md)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	var c botConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if c.GitHub.TokenEnv == "" {
+		c.GitHub.TokenEnv = defaultTokenEnv
+	}
+	if c.GitHub.WebhookSecretEnv == "" {
+		c.GitHub.WebhookSecretEnv = defaultSecretEnv
+	}
+	if c.GitHub.CheckName == "" {
+		c.GitHub.CheckName = defaultCheckName
+	}
+	app := c.GitHub.AppID != 0 || c.GitHub.InstallationID != 0 || c.GitHub.PrivateKeyFile != ""
+	if app && (c.GitHub.AppID <= 0 || c.GitHub.InstallationID <= 0 || c.GitHub.PrivateKeyFile == "") {
+		bad("github: a GitHub App needs app_id, installation_id and private_key_file together")
+	}
+	c.jobTimeout = defaultJobTimeout
+	if c.JobTimeout != "" {
+		d, err := time.ParseDuration(c.JobTimeout)
+		if err != nil || d <= 0 {
+			bad("job_timeout: %q is not a positive duration such as 90m or 2h", c.JobTimeout)
+		}
+		c.jobTimeout = d
+	}
+	seen := map[string]bool{}
+	for i, r := range c.Repos {
+		if _, err := github.ParseRepo(r.Name); err != nil {
+			bad("repos[%d]: name %q: write it as owner/name", i, r.Name)
+		}
+		if seen[r.Name] {
+			bad("repos[%d]: %s is listed twice", i, r.Name)
+		}
+		seen[r.Name] = true
+		if r.Queue == queue.ControlQueue {
+			bad("repos[%d]: queue %q is perfbot serve's own; name the GPU hosts' queue (default %q)", i, r.Queue, queue.DefaultQueue)
+		}
+		if strings.HasPrefix(r.CloneURL, "-") {
+			bad("repos[%d]: clone_url cannot begin with '-'", i)
+		}
+	}
+	if len(c.Repos) == 0 {
+		bad("repos: none listed; name each repository perfbot serves (name: owner/name)")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s: invalid perfbot server config:\n  %s", path, strings.Join(problems, "\n  "))
+	}
+	return &c, nil
+}
+
+// repos returns the served repositories, by name.
+func (c *botConfig) repos() map[string]server.Repo {
+	out := make(map[string]server.Repo, len(c.Repos))
+	for _, r := range c.Repos {
+		q := r.Queue
+		if q == "" {
+			q = queue.DefaultQueue
+		}
+		out[r.Name] = server.Repo{Name: r.Name, CloneURL: r.CloneURL, Queue: q, Drafts: r.Drafts,
+			Baselines: r.Baselines == nil || *r.Baselines}
+	}
+	return out
+}
+
+// githubOptions returns the client options: App auth when configured,
+// else the token from the environment.
+func (c *botConfig) githubOptions() (github.Options, error) {
+	o := github.Options{BaseURL: c.GitHub.APIURL, DryRun: c.GitHub.DryRun}
+	if c.GitHub.AppID != 0 {
+		o.App = &github.AppAuth{AppID: c.GitHub.AppID, InstallationID: c.GitHub.InstallationID, PrivateKeyFile: c.GitHub.PrivateKeyFile}
+		return o, nil
+	}
+	o.Token = os.Getenv(c.GitHub.TokenEnv)
+	if o.Token == "" {
+		return o, fmt.Errorf("no GitHub credentials: set %s to a token, or configure a GitHub App (github.app_id, installation_id, private_key_file)", c.GitHub.TokenEnv)
+	}
+	return o, nil
+}
+
+// webhookSecret returns the webhook secret from the environment.
+func (c *botConfig) webhookSecret() ([]byte, error) {
+	s := os.Getenv(c.GitHub.WebhookSecretEnv)
+	if s == "" {
+		return nil, fmt.Errorf("no webhook secret: set %s to the secret configured on the GitHub webhook", c.GitHub.WebhookSecretEnv)
+	}
+	return []byte(s), nil
+}

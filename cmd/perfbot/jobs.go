@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/perfbot/perfbot/github"
+	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/store/queue"
+)
+
+// publisher adapts the GitHub client to runner.Publisher.
+type publisher struct {
+	gh        *github.Client
+	checkName string
+	detailURL string
+}
+
+var _ runner.Publisher = (*publisher)(nil)
+
+func (p *publisher) UpsertSummary(ctx context.Context, repo string, pr int, body string) error {
+	r, err := github.ParseRepo(repo)
+	if err != nil {
+		return err
+	}
+	_, err = p.gh.UpsertComment(ctx, r, pr, body)
+	return err
+}
+
+func (p *publisher) Reply(ctx context.Context, repo string, pr int, body string) error {
+	r, err := github.ParseRepo(repo)
+	if err != nil {
+		return err
+	}
+	_, err = p.gh.Comment(ctx, r, pr, body)
+	return err
+}
+
+func (p *publisher) SetCheck(ctx context.Context, repo, sha string, c runner.Check) error {
+	r, err := github.ParseRepo(repo)
+	if err != nil {
+		return err
+	}
+	return p.gh.SetCheck(ctx, r, sha, github.Check{
+		Name: p.checkName, Status: c.Status, Conclusion: c.Conclusion,
+		Title: c.Title, Summary: c.Summary, DetailsURL: p.detailURL,
+	})
+}
+
+// jobDeps is what the job workers share.
+type jobDeps struct {
+	runner  *runner.Runner
+	pub     *publisher
+	gh      *github.Client
+	queue   *queue.Client
+	metrics *server.Metrics
+	log     *slog.Logger
+}
+
+// observe records a finished job's duration and outcome.
+func (d *jobDeps) observe(kind string, start time.Time, err error) {
+	if d.metrics == nil {
+		return
+	}
+	outcome := "ok"
+	switch {
+	case errors.Is(err, context.Canceled):
+		outcome = "cancelled"
+	case err != nil:
+		outcome = "error"
+	}
+	d.metrics.ObserveJob(kind, outcome, time.Since(start))
+}
+
+// allWorkers registers every job kind. Each process works only its own
+// queues (serve: control; a worker: its --queue), but every River client
+// must know every kind: the one that leads rescues abandoned jobs of any
+// kind, and discards those it does not know.
+func allWorkers(deps *jobDeps) *river.Workers {
+	w := river.NewWorkers()
+	river.AddWorker(w, &compareWorker{jobDeps: deps})
+	river.AddWorker(w, &baselineWorker{jobDeps: deps})
+	river.AddWorker(w, &bisectWorker{jobDeps: deps})
+	river.AddWorker(w, &commandWorker{jobDeps: deps})
+	river.AddWorker(w, &notifyWorker{jobDeps: deps})
+	return w
+}
+
+// permanent turns runner.ErrPermanent into River's "do not retry".
+func permanent(err error) error {
+	if errors.Is(err, runner.ErrPermanent) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// compareWorker compares a pull request's head against its base on a GPU
+// host and publishes the result.
+type compareWorker struct {
+	river.WorkerDefaults[queue.CompareArgs]
+	*jobDeps
+}
+
+func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareArgs]) (err error) {
+	defer func(start time.Time) { w.observe(queue.KindCompare, start, err) }(time.Now())
+	a := job.Args
+	w.log.Info("job started", "job_id", job.ID, "kind", job.Kind, "repo", a.Repo, "pr", a.PR, "sha", a.HeadSHA, "attempt", job.Attempt)
+	_, err = w.runner.PullRequest(ctx, w.pub, runner.PullRequest{
+		Repo: a.Repo, Number: a.PR, Source: a.CloneURL, BaseSHA: a.BaseSHA, HeadSHA: a.HeadSHA, Count: a.Count,
+		Attempt: job.Attempt, FinalAttempt: job.Attempt >= job.MaxAttempts,
+	})
+	return permanent(err)
+}
+
+// baselineWorker records baseline runs of a default-branch commit.
+type baselineWorker struct {
+	river.WorkerDefaults[queue.BaselineArgs]
+	*jobDeps
+}
+
+func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.BaselineArgs]) (err error) {
+	defer func(start time.Time) { w.observe(queue.KindBaseline, start, err) }(time.Now())
+	res, err := w.runner.Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA})
+	if err != nil {
+		return err
+	}
+	w.log.Info("baseline stored", "job_id", job.ID, "repo", job.Args.Repo, "sha", job.Args.SHA, "ok", res.OK, "failed", res.Failed)
+	return nil
+}
+
+// bisectWorker answers /perfbot bisect. The bisection itself arrives with
+// perfbot bisect; until then the job says so on the pull request and
+// ends, rather than pretending to search.
+type bisectWorker struct {
+	river.WorkerDefaults[queue.BisectArgs]
+	*jobDeps
+}
+
+func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs]) (err error) {
+	defer func(start time.Time) { w.observe(queue.KindBisect, start, err) }(time.Now())
+	a := job.Args
+	msg := fmt.Sprintf("@%s bisecting `%s..%s` is not available in this perfbot yet; "+
+		"compare the two ends with `perfbot compare --base %s --head %s` meanwhile.", a.Requester, a.Good, a.Bad, a.Good, a.Bad)
+	if err := w.pub.Reply(ctx, a.Repo, a.PR, msg); err != nil {
+		return err
+	}
+	return river.JobCancel(errors.New("bisect is not implemented yet"))
+}
+
+// commandWorker resolves a maintainer's /perfbot run: it reads the pull
+// request's base and head from GitHub and queues the comparison. perfbot
+// serve works it, on the control queue.
+type commandWorker struct {
+	river.WorkerDefaults[queue.CommandArgs]
+	*jobDeps
+}
+
+// controlTimeout bounds a control job: a few GitHub API calls.
+const controlTimeout = time.Minute
+
+// Timeout implements river.Worker.
+func (w *commandWorker) Timeout(*river.Job[queue.CommandArgs]) time.Duration { return controlTimeout }
+
+func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandArgs]) (err error) {
+	defer func(start time.Time) { w.observe(queue.KindCommand, start, err) }(time.Now())
+	a := job.Args
+	repo, err := github.ParseRepo(a.Repo)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	pr, err := w.gh.PullRequest(ctx, repo, a.PR)
+	if errors.Is(err, github.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	if pr.State != "open" {
+		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s this pull request is %s; perfbot compares open pull requests only.", a.Requester, pr.State))
+	}
+	clone := a.CloneURL
+	if clone == "" {
+		clone = pr.CloneURL
+	}
+	ins, err := w.queue.InsertCompare(ctx, a.Queue, queue.CompareArgs{
+		Repo: a.Repo, PR: a.PR, HeadSHA: pr.HeadSHA, BaseSHA: pr.BaseSHA, CloneURL: clone,
+		Count: a.Count, Trigger: "command", Requester: a.Requester,
+	})
+	if err != nil {
+		return err
+	}
+	if ins.Duplicate {
+		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s a comparison of `%s` is already queued or running.", a.Requester, short(pr.HeadSHA)))
+	}
+	if err := w.pub.SetCheck(ctx, a.Repo, pr.HeadSHA, runner.Check{Status: runner.CheckQueued, Title: "Queued by /perfbot run"}); err != nil {
+		return err
+	}
+	count := "the configured number of"
+	if a.Count > 0 {
+		count = fmt.Sprint(a.Count)
+	}
+	return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s queued: `%s` against `%s`, %s runs a side.", a.Requester, short(pr.BaseSHA), short(pr.HeadSHA), count))
+}
+
+// notifyWorker posts replies and queued checks; perfbot serve works it.
+type notifyWorker struct {
+	river.WorkerDefaults[queue.NotifyArgs]
+	*jobDeps
+}
+
+// Timeout implements river.Worker.
+func (w *notifyWorker) Timeout(*river.Job[queue.NotifyArgs]) time.Duration { return controlTimeout }
+
+func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs]) (err error) {
+	defer func(start time.Time) { w.observe(queue.KindNotify, start, err) }(time.Now())
+	a := job.Args
+	if a.CheckSHA != "" {
+		if err := w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, runner.Check{Status: runner.CheckQueued, Title: a.CheckTitle}); err != nil {
+			return err
+		}
+	}
+	if a.Reply != "" {
+		return w.pub.Reply(ctx, a.Repo, a.PR, a.Reply)
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

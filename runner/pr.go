@@ -1,0 +1,219 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/workspace"
+)
+
+// A Publisher reports on pull requests: perfbot's one summary comment per
+// pull request (edited in place), plain replies, and a check on a commit.
+// cmd/perfbot adapts the github package's client to it; tests record.
+type Publisher interface {
+	// UpsertSummary creates or edits the pull request's one perfbot
+	// comment; body starts with analysis.SummaryMarker.
+	UpsertSummary(ctx context.Context, repo string, pr int, body string) error
+	// Reply adds a comment (an answer to a maintainer's command).
+	Reply(ctx context.Context, repo string, pr int, body string) error
+	// SetCheck creates or updates perfbot's check on commit sha.
+	SetCheck(ctx context.Context, repo, sha string, c Check) error
+}
+
+// A Check is the state of perfbot's check on a commit, as GitHub's Checks
+// API names it.
+type Check struct {
+	Status     string // CheckQueued, CheckInProgress or CheckCompleted
+	Conclusion string // with CheckCompleted: success, neutral, failure, action_required, cancelled, timed_out
+	Title      string
+	Summary    string // markdown
+}
+
+// Check statuses and conclusions.
+const (
+	CheckQueued     = "queued"
+	CheckInProgress = "in_progress"
+	CheckCompleted  = "completed"
+
+	ConclusionSuccess        = "success"
+	ConclusionNeutral        = "neutral"
+	ConclusionFailure        = "failure"
+	ConclusionActionRequired = "action_required"
+	ConclusionCancelled      = "cancelled"
+	ConclusionTimedOut       = "timed_out"
+)
+
+// Conclusion maps a verdict to the check's conclusion: a regression fails
+// the check, runs that failed ask a maintainer to act, an inconclusive
+// comparison is neutral, and no change or an improvement succeeds.
+func Conclusion(v analysis.Verdict) string {
+	switch v {
+	case analysis.VerdictRegression:
+		return ConclusionFailure
+	case analysis.VerdictError:
+		return ConclusionActionRequired
+	case analysis.VerdictInconclusive:
+		return ConclusionNeutral
+	default:
+		return ConclusionSuccess
+	}
+}
+
+// A PullRequest asks for one pull request's head to be compared against
+// its base and the result published on it.
+type PullRequest struct {
+	Repo             string // owner/name, as the Publisher names it
+	Number           int
+	Source           string // clone URL or path the workspace opens
+	BaseSHA, HeadSHA string
+	Count            int // runs per side; 0 = the config's
+	// Attempt and FinalAttempt: a failure that may pass on a retry (the
+	// database was down, say) is published only on the final attempt;
+	// before it the check goes back to queued.
+	Attempt      int
+	FinalAttempt bool
+	// ProgressEvery is the least time between two progress updates of the
+	// check; default 30 seconds (GitHub's rate limits are per hour).
+	ProgressEvery time.Duration
+}
+
+// ErrPermanent marks a job failure that no retry can fix (the head commit
+// is gone, the job timed out, the config is invalid): the job queue must
+// not run it again. The pull request has been told.
+var ErrPermanent = errors.New("permanent failure")
+
+// PullRequest compares pr's head against its base and publishes the result:
+// the check goes in_progress with a progress summary, then completed with
+// the verdict's conclusion, and the summary comment is created or edited.
+// Run again for the same head (a rescued job), it ends with the same one
+// comment and one check. Failures are published as what they are —
+// never as a regression — and the returned error wraps ErrPermanent when
+// retrying cannot help.
+func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest) (*CompareResult, error) {
+	log := r.log().With("repo", pr.Repo, "pr", pr.Number, "sha", short(pr.HeadSHA))
+	// Publishing must outlive a cancelled job context: a cancelled or
+	// timed-out job still tells the pull request why it stopped.
+	pubCtx := context.WithoutCancel(ctx)
+	publish := func(what string, err error) {
+		if err != nil {
+			log.Error("publish "+what, "err", err)
+		}
+	}
+	base, head := short(pr.BaseSHA), short(pr.HeadSHA)
+	what := fmt.Sprintf("base `%s` against head `%s`", base, head)
+	if pr.Attempt > 1 {
+		what += fmt.Sprintf(" (attempt %d)", pr.Attempt)
+	}
+	publish("check", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, Check{
+		Status: CheckInProgress, Title: "Building base and head", Summary: "Comparing " + what + ".",
+	}))
+
+	every := pr.ProgressEvery
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	var (
+		mu   sync.Mutex
+		last time.Time
+	)
+	onProgress := func(p Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(last) < every && p.Finished < p.Total {
+			return
+		}
+		last = time.Now()
+		title := fmt.Sprintf("Measuring: run %d of %d", p.Finished, p.Total)
+		if p.Left > 0 {
+			title += fmt.Sprintf(", about %s left", p.Left.Round(time.Second))
+		}
+		publish("progress", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, Check{
+			Status: CheckInProgress, Title: title, Summary: "Comparing " + what + ".",
+		}))
+	}
+
+	res, err := r.Compare(ctx, CompareRequest{
+		Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress,
+	})
+	if err != nil {
+		return nil, publishFailure(pubCtx, ctx, log, pub, pr, err)
+	}
+	publish("summary", pub.UpsertSummary(pubCtx, pr.Repo, pr.Number, res.Markdown))
+	publish("check", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, Check{
+		Status: CheckCompleted, Conclusion: Conclusion(res.Report.Verdict),
+		Title: truncate(analysis.Headline(res.Report), 200), Summary: res.Markdown,
+	}))
+	log.Info("published", "verdict", res.Report.Verdict, "comparison", res.ComparisonID)
+	return res, nil
+}
+
+// publishFailure tells the pull request why its comparison stopped and
+// returns the job's error.
+// ctx publishes; jobCtx is the job's, whose end says why it stopped.
+func publishFailure(ctx, jobCtx context.Context, log *slog.Logger, pub Publisher, pr PullRequest, err error) error {
+	check := func(c Check) {
+		if perr := pub.SetCheck(ctx, pr.Repo, pr.HeadSHA, c); perr != nil {
+			log.Error("publish check", "err", perr)
+		}
+	}
+	summary := func(text string) {
+		body := analysis.SummaryMarker + "\n### perfbot: could not compare\n\n" + text + "\n"
+		if perr := pub.UpsertSummary(ctx, pr.Repo, pr.Number, body); perr != nil {
+			log.Error("publish summary", "err", perr)
+		}
+	}
+	head := "`" + short(pr.HeadSHA) + "`"
+	switch {
+	case errors.Is(jobCtx.Err(), context.DeadlineExceeded):
+		text := fmt.Sprintf("The comparison of head %s stopped at the job timeout, before it finished: %v. "+
+			"Lower `count` or `max_count` in `.perfbot.yml`, or raise the worker's `--job-timeout`, then comment `/perfbot run`.", head, err)
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionTimedOut, Title: "Timed out", Summary: text})
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	case jobCtx.Err() != nil:
+		// Cancelled: a newer push superseded this head, or the worker is
+		// stopping (then the job runs again elsewhere and says so).
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionCancelled, Title: "Stopped",
+			Summary: fmt.Sprintf("The comparison of head %s was stopped before it finished: a newer push superseded it, or its worker stopped (the job then runs again).", head)})
+		log.Info("stopped", "err", err)
+		return err
+	case errors.Is(err, workspace.ErrUnknownRevision):
+		text := fmt.Sprintf("A revision to compare no longer exists in the repository (was the branch force-pushed or deleted?): %v.", err)
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "Revision not found", Summary: text})
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	case errors.Is(err, ErrInvalidConfig):
+		text := fmt.Sprintf("The base revision's `.perfbot.yml` is invalid, so nothing was measured:\n\n```\n%v\n```", err)
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "Invalid .perfbot.yml", Summary: text})
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	case !pr.FinalAttempt:
+		check(Check{Status: CheckQueued, Title: "Retrying after an error",
+			Summary: fmt.Sprintf("Attempt %d failed and will be retried: %v", max(pr.Attempt, 1), err)})
+		return err
+	default:
+		text := fmt.Sprintf("The comparison of head %s failed after %d attempts: %v. A maintainer can retry with `/perfbot run`.", head, max(pr.Attempt, 1), err)
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "perfbot failed", Summary: text})
+		return err
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

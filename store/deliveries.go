@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// FirstSeen records a webhook delivery id and reports whether this is the
+// first time it was seen: false means GitHub (or someone replaying its
+// request) sent it before, and it must start nothing. It is atomic across
+// processes sharing the database.
+func (db *DB) FirstSeen(ctx context.Context, id string) (bool, error) {
+	if id == "" {
+		return false, fmt.Errorf("record delivery: empty delivery id")
+	}
+	res, err := db.db.ExecContext(ctx, db.db.Rebind(`
+		INSERT INTO webhook_deliveries (id, received_at) VALUES (?, ?)
+		ON CONFLICT (id) DO NOTHING`), id, dbTime{time.Now()})
+	if err != nil {
+		return false, fmt.Errorf("record delivery %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("record delivery %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// Forget removes a delivery id recorded by FirstSeen, so that a delivery
+// whose handling failed is accepted when GitHub redelivers it.
+func (db *DB) Forget(ctx context.Context, id string) error {
+	if _, err := db.db.ExecContext(ctx, db.db.Rebind(`DELETE FROM webhook_deliveries WHERE id = ?`), id); err != nil {
+		return fmt.Errorf("forget delivery %s: %w", id, err)
+	}
+	return nil
+}
+
+// PruneDeliveries deletes delivery ids received before cutoff (GitHub
+// redelivers only recent deliveries) and returns how many it deleted.
+func (db *DB) PruneDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
+	res, err := db.db.ExecContext(ctx, db.db.Rebind(`DELETE FROM webhook_deliveries WHERE received_at < ?`), dbTime{cutoff})
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return res.RowsAffected()
+}

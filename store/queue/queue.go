@@ -1,0 +1,356 @@
+// Package queue is perfbot's job queue: River (riverqueue/river) over the
+// same PostgreSQL pool as the store, through River's database/sql driver.
+// perfbot serve inserts jobs; perfbot worker, on each GPU host, works
+// them.
+//
+// In flow job arguments (a pull request to compare, a commit to record as
+// baseline, a bisect request); out flow River clients that insert them
+// with perfbot's rules — at most one live job per (repository, pull
+// request, head SHA, kind), and a new head cancels the jobs for the old
+// one — and that run the workers the caller registers. River's tables are
+// created by store.Migrate on PostgreSQL.
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/perfbot/perfbot/store"
+)
+
+// DefaultQueue is the queue benchmark jobs go to when a repository names
+// none; ControlQueue holds the quick jobs perfbot serve works itself
+// (talking to GitHub), so that a webhook is answered without waiting on
+// GitHub's API.
+const (
+	DefaultQueue = "gpu"
+	ControlQueue = "control"
+)
+
+// Job kinds, as stored in River's river_job.kind.
+const (
+	KindCompare  = "perfbot_compare"
+	KindBaseline = "perfbot_baseline"
+	KindBisect   = "perfbot_bisect"
+	KindCommand  = "perfbot_command"
+	KindNotify   = "perfbot_notify"
+)
+
+// CompareArgs asks a worker to compare a pull request's head against its
+// base and report on the pull request.
+type CompareArgs struct {
+	Repo    string `json:"repo" river:"unique"` // owner/name
+	PR      int    `json:"pr" river:"unique"`
+	HeadSHA string `json:"head_sha" river:"unique"`
+	BaseSHA string `json:"base_sha"`
+	// CloneURL is where the worker mirrors the repository from.
+	CloneURL string `json:"clone_url"`
+	// Count overrides the config's runs per side (/perfbot run count=N);
+	// 0 keeps it.
+	Count int `json:"count,omitempty"`
+	// Trigger says what asked for it: a webhook action ("synchronize")
+	// or "command" (a maintainer's /perfbot run).
+	Trigger   string `json:"trigger"`
+	Requester string `json:"requester,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (CompareArgs) Kind() string { return KindCompare }
+
+// BaselineArgs asks a worker to store baseline runs of one commit of the
+// default branch.
+type BaselineArgs struct {
+	Repo     string `json:"repo" river:"unique"`
+	SHA      string `json:"sha" river:"unique"`
+	CloneURL string `json:"clone_url"`
+}
+
+// Kind implements river.JobArgs.
+func (BaselineArgs) Kind() string { return KindBaseline }
+
+// BisectArgs asks a worker to find the first commit between Good and Bad
+// that made Phase slower, answering on pull request PR.
+type BisectArgs struct {
+	Repo      string `json:"repo" river:"unique"`
+	PR        int    `json:"pr" river:"unique"`
+	Good      string `json:"good" river:"unique"`
+	Bad       string `json:"bad" river:"unique"`
+	Phase     string `json:"phase,omitempty" river:"unique"`
+	CloneURL  string `json:"clone_url"`
+	Requester string `json:"requester,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (BisectArgs) Kind() string { return KindBisect }
+
+// CommandArgs is a maintainer's /perfbot run on a pull request: perfbot
+// serve looks up the pull request's base and head, then queues a
+// CompareArgs on Queue.
+type CommandArgs struct {
+	Repo      string `json:"repo"`
+	PR        int    `json:"pr"`
+	Count     int    `json:"count,omitempty"`
+	CloneURL  string `json:"clone_url,omitempty"` // "" = the pull request's base repository
+	Queue     string `json:"queue"`
+	Requester string `json:"requester"`
+	Delivery  string `json:"delivery" river:"unique"`
+}
+
+// Kind implements river.JobArgs.
+func (CommandArgs) Kind() string { return KindCommand }
+
+// NotifyArgs is a message for a pull request: a reply comment, and/or a
+// queued check on a commit.
+type NotifyArgs struct {
+	Repo string `json:"repo"`
+	PR   int    `json:"pr"`
+	// Reply, when set, is posted as a new comment.
+	Reply string `json:"reply,omitempty"`
+	// CheckSHA, when set, gets perfbot's check set to queued with
+	// CheckTitle.
+	CheckSHA   string `json:"check_sha,omitempty"`
+	CheckTitle string `json:"check_title,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (NotifyArgs) Kind() string { return KindNotify }
+
+// liveStates are the states in which a job counts as queued or running:
+// River's unique states minus completed (so that /perfbot run may measure
+// a head again once its last job finished) and retryable.
+var liveStates = []rivertype.JobState{
+	rivertype.JobStateAvailable,
+	rivertype.JobStatePending,
+	rivertype.JobStateRunning,
+	rivertype.JobStateScheduled,
+}
+
+// Config configures a Client.
+type Config struct {
+	// Queues maps the queues this client works to how many jobs of each it
+	// runs at once; nil inserts only. A GPU host runs one at a time: two
+	// benchmarks at once would measure each other.
+	Queues map[string]int
+	// Workers are the job handlers (river.AddWorker); required with Queues.
+	Workers *river.Workers
+	// JobTimeout bounds one job; after it the job's context is cancelled.
+	// Default 2 hours.
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before another
+	// worker takes it as abandoned (its worker was killed) and runs it
+	// again; it must exceed JobTimeout. Default JobTimeout + 10 minutes.
+	RescueAfter time.Duration
+	// MaxAttempts is how many times a failing job is tried; default 3.
+	MaxAttempts int
+	// PollInterval is how often an idle worker looks for jobs (River's
+	// database/sql driver cannot LISTEN); default 2 seconds.
+	PollInterval time.Duration
+	Logger       *slog.Logger
+}
+
+// A Client inserts and (with Queues) works perfbot's jobs.
+type Client struct {
+	River *river.Client[*sql.Tx]
+	cfg   Config
+}
+
+// New returns a client over db, which must be PostgreSQL: River needs it.
+func New(db *store.DB, cfg Config) (*Client, error) {
+	if db.Driver() != store.DriverPostgres {
+		return nil, fmt.Errorf("job queue: %s is SQLite; perfbot serve and perfbot worker share jobs through PostgreSQL: pass --db postgres://… (perfbot compare and perfbot pr work without it)", db)
+	}
+	if cfg.JobTimeout <= 0 {
+		cfg.JobTimeout = 2 * time.Hour
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = cfg.JobTimeout + 10*time.Minute
+	}
+	if cfg.RescueAfter <= cfg.JobTimeout {
+		return nil, fmt.Errorf("job queue: rescue-after %s must be longer than the job timeout %s", cfg.RescueAfter, cfg.JobTimeout)
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 3
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 2 * time.Second
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rc := &river.Config{
+		Logger:               logger,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		MaxAttempts:          cfg.MaxAttempts,
+		FetchPollInterval:    cfg.PollInterval,
+		FetchCooldown:        min(cfg.PollInterval, 100*time.Millisecond),
+		PollOnly:             true,
+		// perfbot serve inserts jobs that only workers on GPU hosts
+		// know how to work.
+		SkipUnknownJobCheck: true,
+	}
+	if len(cfg.Queues) > 0 {
+		if cfg.Workers == nil {
+			return nil, errors.New("job queue: queues to work but no workers registered")
+		}
+		rc.Queues = make(map[string]river.QueueConfig, len(cfg.Queues))
+		for q, n := range cfg.Queues {
+			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}
+		}
+		rc.Workers = cfg.Workers
+	}
+	rcl, err := river.NewClient(riverdatabasesql.New(db.SQL()), rc)
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	return &Client{River: rcl, cfg: cfg}, nil
+}
+
+// An Inserted is the outcome of an insert.
+type Inserted struct {
+	ID int64
+	// Duplicate means a live job for the same key already existed; ID is
+	// that job's.
+	Duplicate bool
+	// Cancelled lists jobs for an older head of the same pull request
+	// that this insert cancelled.
+	Cancelled []int64
+}
+
+// InsertCompare queues a comparison of a pull request's head on queue
+// ("" = DefaultQueue). Live jobs of the same pull request for other heads
+// are cancelled first: a queued one never runs, a running one has its
+// context cancelled (workers poll for that every two seconds). A live
+// job for the same head is not duplicated.
+func (c *Client) InsertCompare(ctx context.Context, queue string, args CompareArgs) (Inserted, error) {
+	cancelled, err := c.cancelSuperseded(ctx, args)
+	if err != nil {
+		return Inserted{}, err
+	}
+	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	if err != nil {
+		return Inserted{}, fmt.Errorf("queue comparison of %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
+	}
+	return Inserted{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate, Cancelled: cancelled}, nil
+}
+
+// InsertBaseline queues baseline runs of a commit.
+func (c *Client) InsertBaseline(ctx context.Context, queue string, args BaselineArgs) (Inserted, error) {
+	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	if err != nil {
+		return Inserted{}, fmt.Errorf("queue baseline of %s at %s: %w", args.Repo, short(args.SHA), err)
+	}
+	return Inserted{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate}, nil
+}
+
+// InsertBisect queues a bisection.
+func (c *Client) InsertBisect(ctx context.Context, queue string, args BisectArgs) (Inserted, error) {
+	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	if err != nil {
+		return Inserted{}, fmt.Errorf("queue bisect of %s %s..%s: %w", args.Repo, args.Good, args.Bad, err)
+	}
+	return Inserted{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate}, nil
+}
+
+// InsertCommand queues a /perfbot run for perfbot serve to resolve.
+func (c *Client) InsertCommand(ctx context.Context, args CommandArgs) (Inserted, error) {
+	opts := c.insertOpts(ControlQueue)
+	res, err := c.River.Insert(ctx, args, opts)
+	if err != nil {
+		return Inserted{}, fmt.Errorf("queue /perfbot run on %s#%d: %w", args.Repo, args.PR, err)
+	}
+	return Inserted{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate}, nil
+}
+
+// InsertNotify queues a message for a pull request.
+func (c *Client) InsertNotify(ctx context.Context, args NotifyArgs) error {
+	opts := c.insertOpts(ControlQueue)
+	opts.UniqueOpts = river.UniqueOpts{}
+	if _, err := c.River.Insert(ctx, args, opts); err != nil {
+		return fmt.Errorf("queue a message for %s#%d: %w", args.Repo, args.PR, err)
+	}
+	return nil
+}
+
+func (c *Client) insertOpts(queue string) *river.InsertOpts {
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	return &river.InsertOpts{
+		Queue:       queue,
+		MaxAttempts: c.cfg.MaxAttempts,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: liveStates},
+	}
+}
+
+// cancelSuperseded cancels the live compare jobs of args's pull request
+// whose head is not args.HeadSHA.
+func (c *Client) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
+	params := river.NewJobListParams().
+		Kinds(KindCompare).
+		States(append(liveStates, rivertype.JobStateRetryable)...).
+		Where("args->>'repo' = @repo AND (args->>'pr')::bigint = @pr AND args->>'head_sha' <> @head",
+			river.NamedArgs{"repo": args.Repo, "pr": args.PR, "head": args.HeadSHA}).
+		First(1000)
+	res, err := c.River.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("find jobs superseded by %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
+	}
+	var ids []int64
+	for _, j := range res.Jobs {
+		if _, err := c.River.JobCancel(ctx, j.ID); err != nil {
+			return ids, fmt.Errorf("cancel job %d (superseded by %s): %w", j.ID, short(args.HeadSHA), err)
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids, nil
+}
+
+// Start starts working the configured queues until ctx ends or Stop.
+func (c *Client) Start(ctx context.Context) error { return c.River.Start(ctx) }
+
+// Stop stops fetching jobs and waits for running ones to finish, or for
+// ctx to end (then their contexts are cancelled).
+func (c *Client) Stop(ctx context.Context) error {
+	err := c.River.Stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return c.River.StopAndCancel(context.WithoutCancel(ctx))
+	}
+	return err
+}
+
+// Counts returns how many jobs of each kind are in each state, for
+// /metrics.
+func Counts(ctx context.Context, db *sql.DB) (map[[2]string]int, error) {
+	rows, err := db.QueryContext(ctx, `SELECT kind, state::text, count(*) FROM river_job GROUP BY kind, state`)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[[2]string]int{}
+	for rows.Next() {
+		var kind, state string
+		var n int
+		if err := rows.Scan(&kind, &state, &n); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		out[[2]string{kind, state}] = n
+	}
+	return out, rows.Err()
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

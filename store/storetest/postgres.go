@@ -1,0 +1,58 @@
+package storetest
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+)
+
+// PostgresAdmin returns PERFBOT_TEST_DATABASE_URL, a server where the
+// user may CREATE DATABASE. Without it the test is skipped, saying how to
+// get one, or failed where a server is required (CI, or
+// PERFBOT_REQUIRE_POSTGRES=1 as make test sets).
+func PostgresAdmin(tb testing.TB) string {
+	tb.Helper()
+	admin := os.Getenv("PERFBOT_TEST_DATABASE_URL")
+	if admin == "" {
+		const how = "PERFBOT_TEST_DATABASE_URL is not set: run make test, or the tests under " +
+			"scripts/with-postgres.sh (both start a throwaway PostgreSQL server), or point the " +
+			"variable at a server where the user may CREATE DATABASE"
+		if v := os.Getenv("CI"); (v != "" && v != "false" && v != "0") || os.Getenv("PERFBOT_REQUIRE_POSTGRES") == "1" {
+			tb.Fatal(how + " (required: CI or PERFBOT_REQUIRE_POSTGRES=1 is set)")
+		}
+		tb.Skip(how)
+	}
+	return admin
+}
+
+// FreshPostgres creates an empty database on the test server and returns
+// its URL; the database is dropped when tb ends.
+func FreshPostgres(tb testing.TB) string {
+	tb.Helper()
+	admin := PostgresAdmin(tb)
+	u, err := url.Parse(admin)
+	if err != nil {
+		tb.Fatalf("PERFBOT_TEST_DATABASE_URL: %v", err)
+	}
+	db, err := sql.Open("postgres", admin)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := "perfbot_test_" + strings.ToLower(rand.Text()[:12])
+	if _, err := db.Exec("CREATE DATABASE " + name); err != nil {
+		db.Close()
+		tb.Fatalf("create test database: %v", err)
+	}
+	tb.Cleanup(func() {
+		defer db.Close()
+		if _, err := db.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			tb.Errorf("drop test database: %v", err)
+		}
+	})
+	dsn := *u
+	dsn.Path = "/" + name
+	return dsn.String()
+}
