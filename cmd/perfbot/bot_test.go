@@ -300,8 +300,12 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 	e := startBot(t, botOptions{})
 	const pr = 12
 	base := e.repo.Git(t, "rev-parse", "HEAD")
-	e.repo.Git(t, "checkout", "--quiet", "-b", "feature")
+	// The pull request's commits are reachable only from GitHub's
+	// refs/pull/N/head, as a fork's are: the worker's mirror must fetch it.
+	e.repo.Git(t, "checkout", "--quiet", "--detach")
+	pullRef := fmt.Sprintf("refs/pull/%d/head", pr)
 	head1 := e.repo.Commit(t, "slower a", map[string]string{"value": "1300\n"})
+	e.repo.Git(t, "update-ref", pullRef, head1)
 	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "feature", HeadSHA: head1})
 
 	// A pull request is opened: one job, run by the worker, ends with one
@@ -332,12 +336,14 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 	// cancelled while it runs; the one for head3 runs and edits the same
 	// comment.
 	head2 := e.repo.Commit(t, "try again, slowly", map[string]string{"value": "1001\n", "sleep": "3\n"})
+	e.repo.Git(t, "update-ref", pullRef, head2)
 	e.gh.SetHead(e2eOwner, e2eName, pr, head2)
 	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("synchronize", pr, base, head2)); code != http.StatusAccepted {
 		t.Fatalf("synchronize head2: %d %q", code, body)
 	}
 	e.waitFor(t, "head2's job to start", 60*time.Second, func() bool { return e.jobStates(t)[head2] == "running" })
 	head3 := e.repo.Commit(t, "back to base speed", map[string]string{"value": "1000\n", "sleep": ""})
+	e.repo.Git(t, "update-ref", pullRef, head3)
 	e.gh.SetHead(e2eOwner, e2eName, pr, head3)
 	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("synchronize", pr, base, head3)); code != http.StatusAccepted {
 		t.Fatalf("synchronize head3: %d %q", code, body)
