@@ -275,6 +275,23 @@ func TestUpsertCommentGivesUpWhenCreatesKeepFailing(t *testing.T) {
 	}
 }
 
+func TestUpsertCommentDoesNotRetryARefusedCreate(t *testing.T) {
+	t.Parallel()
+	srv := githubtest.New(t)
+	addPR(srv)
+	srv.Fail("POST", "/repos/acme/prover/issues/1/comments", 1, githubtest.Fault{Status: http.StatusUnprocessableEntity,
+		Body: `{"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","message":"try later"}]}`})
+	c, rec := newTokenClient(t, srv)
+	_, err := c.UpsertComment(context.Background(), testRepo, 1, report("perfbot: no change", "A"))
+	if err == nil || !strings.Contains(err.Error(), "Validation Failed") {
+		t.Errorf("err = %v; want GitHub's 422 message", err)
+	}
+	// A 4xx means the comment was not made: no second create, no wait.
+	if n := count(srv, "POST", "/repos/acme/prover/issues/1/comments"); n != 1 || len(rec.recorded()) != 0 {
+		t.Errorf("%d creates, waits %v; want one create and no retry", n, rec.recorded())
+	}
+}
+
 func TestCommentAddsAPlainComment(t *testing.T) {
 	t.Parallel()
 	srv := githubtest.New(t)

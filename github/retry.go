@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	gh "github.com/google/go-github/v60/github"
 )
 
 // A RetryPolicy says how the client retries requests GitHub could not
@@ -278,6 +279,12 @@ func mayHaveLanded(ctx context.Context, err error) bool {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae.resp.Response.StatusCode >= 500
+	}
+	// GitHub answered: only a server error leaves it unknown whether the
+	// write took effect; a 4xx (422 Validation Failed, 403) did not.
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode >= 500
 	}
 	return !errors.Is(err, errAppAuth)
 }

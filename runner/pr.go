@@ -144,13 +144,32 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 	if err != nil {
 		return nil, publishFailure(pubCtx, ctx, log, pub, pr, err)
 	}
-	publish("summary", pub.UpsertSummary(pubCtx, pr.Repo, pr.Number, res.Markdown))
-	publish("check", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, Check{
-		Status: CheckCompleted, Conclusion: Conclusion(res.Report.Verdict),
-		Title: truncate(analysis.Headline(res.Report), 200), Summary: res.Markdown,
-	}))
+	if err := PublishResult(pubCtx, pub, pr.Repo, pr.Number, pr.HeadSHA, res.Report, res.Markdown); err != nil {
+		// The comparison is stored; only telling GitHub failed (after the
+		// client's own retries). The caller queues a retry of the
+		// publishing alone rather than measuring again.
+		log.Error("publish result", "err", err, "comparison", res.ComparisonID)
+		return res, fmt.Errorf("%w: comparison %d: %w", ErrPublish, res.ComparisonID, err)
+	}
 	log.Info("published", "verdict", res.Report.Verdict, "comparison", res.ComparisonID)
 	return res, nil
+}
+
+// ErrPublish means a comparison finished and was stored but its result
+// could not be published; PullRequest returns it with the result.
+var ErrPublish = errors.New("publish result")
+
+// PublishResult posts a finished comparison: the summary comment, then
+// the completed check with the verdict's conclusion. It is what a retry
+// runs from the stored comparison when publishing failed the first time.
+func PublishResult(ctx context.Context, pub Publisher, repo string, number int, headSHA string, rep *analysis.Report, markdown string) error {
+	if err := pub.UpsertSummary(ctx, repo, number, markdown); err != nil {
+		return err
+	}
+	return pub.SetCheck(ctx, repo, headSHA, Check{
+		Status: CheckCompleted, Conclusion: Conclusion(rep.Verdict),
+		Title: truncate(analysis.Headline(rep), 200), Summary: markdown,
+	})
 }
 
 // publishFailure tells the pull request why its comparison stopped and

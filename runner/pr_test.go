@@ -261,3 +261,23 @@ func TestTruncateKeepsRunesWhole(t *testing.T) {
 		t.Errorf("truncate = %q", got)
 	}
 }
+
+func TestPullRequestReturnsTheStoredResultWhenPublishingFails(t *testing.T) {
+	t.Parallel()
+	repo := workspacetest.New(t)
+	base := repo.Commit(t, "base", map[string]string{".perfbot.yml": valueConfig(6), "value": "1000\n"})
+	r := newPRRunner(t)
+	pub := newRecorder()
+	pub.fail = errors.New("github: 502 Bad Gateway after 5 attempts")
+	res, err := r.PullRequest(context.Background(), pub, PullRequest{Repo: "o/r", Number: 4, Source: repo.Dir, BaseSHA: base, HeadSHA: base, FinalAttempt: true})
+	if !errors.Is(err, ErrPublish) || errors.Is(err, ErrPermanent) {
+		t.Fatalf("error %v; want ErrPublish, not permanent", err)
+	}
+	if res == nil || res.ComparisonID <= 0 {
+		t.Fatalf("result %+v; want the stored comparison", res)
+	}
+	stored, err := r.Store.(*store.DB).Comparison(context.Background(), res.ComparisonID)
+	if err != nil || stored.Markdown != res.Markdown {
+		t.Errorf("stored comparison %v, %v; want the same markdown to publish later", stored, err)
+	}
+}

@@ -97,7 +97,7 @@ GET /metrics. perfbot worker runs the benchmarks, on the GPU hosts.`,
 				Jobs:        func(ctx context.Context) (map[[2]string]int, error) { return queue.Counts(ctx, db.SQL()) },
 				Comparisons: db.ComparisonCounts,
 			}, log)
-			deps := &jobDeps{gh: gh, pub: &publisher{gh: gh, checkName: cfg.GitHub.CheckName}, metrics: metrics, log: log}
+			deps := &jobDeps{store: db, gh: gh, pub: &publisher{gh: gh, checkName: cfg.GitHub.CheckName}, metrics: metrics, log: log}
 			workers := allWorkers(deps)
 			// Whichever River client leads rescues abandoned jobs with its
 			// own settings, so serve uses the workers' job timeout too;
@@ -211,6 +211,7 @@ plus ten minutes have passed.`,
 			metrics := server.NewMetrics(server.Counts{}, log)
 			deps := &jobDeps{
 				runner:  &runner.Runner{DataDir: dir, Store: db, Logger: log},
+				store:   db,
 				gh:      gh,
 				pub:     &publisher{gh: gh, checkName: cfg.GitHub.CheckName},
 				metrics: metrics,

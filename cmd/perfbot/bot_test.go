@@ -492,3 +492,36 @@ func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
 		t.Errorf("%d perfbot comments; want exactly one regression report", len(comments))
 	}
 }
+
+func TestBotPublishesTheStoredResultWhenGitHubRefusedIt(t *testing.T) {
+	e := startBot(t, botOptions{})
+	const pr = 31
+	base := e.repo.Git(t, "rev-parse", "HEAD")
+	e.repo.Git(t, "checkout", "--quiet", "-b", "feature")
+	head := e.repo.Commit(t, "slower a", map[string]string{"value": "1300\n"})
+	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "feature", HeadSHA: head})
+	// GitHub refuses the worker's comment once, with a 422 the client
+	// does not retry: the measured result must not be lost.
+	e.gh.Fail(http.MethodPost, fmt.Sprintf("/repos/%s/%s/issues/%d/comments", e2eOwner, e2eName, pr), 1,
+		githubtest.Fault{Status: http.StatusUnprocessableEntity, Body: `{"message":"Validation Failed","errors":[{"resource":"IssueComment","code":"custom","message":"try later"}]}`})
+	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("opened", pr, base, head)); code != http.StatusAccepted {
+		t.Fatalf("opened: %d %q", code, body)
+	}
+	published := func() int {
+		var n int
+		e.db.QueryRow(`SELECT count(*) FROM river_job WHERE kind = 'perfbot_notify' AND (args->>'comparison')::bigint > 0 AND state = 'completed'`).Scan(&n)
+		return n
+	}
+	e.waitFor(t, "the result to be published by the retry", 90*time.Second, func() bool {
+		c, _ := e.check(head)
+		return c.Status == "completed" && len(e.perfbotComments(t, pr)) == 1 && published() > 0
+	})
+	var comparisons int
+	e.db.QueryRow(`SELECT count(*) FROM comparisons`).Scan(&comparisons)
+	if n := published(); comparisons != 1 || n != 1 {
+		t.Errorf("%d comparisons, %d publish retries completed; want one measurement, published by one retry", comparisons, n)
+	}
+	if c, n := e.check(head); n != 1 || c.Conclusion != "failure" {
+		t.Errorf("%d check runs, last %+v; want one, failed on the regression", n, c)
+	}
+}

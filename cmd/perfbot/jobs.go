@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,9 +10,11 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/github"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
 
@@ -56,6 +59,7 @@ func (p *publisher) SetCheck(ctx context.Context, repo, sha string, c runner.Che
 // jobDeps is what the job workers share.
 type jobDeps struct {
 	runner  *runner.Runner
+	store   *store.DB
 	pub     *publisher
 	gh      *github.Client
 	queue   *queue.Client
@@ -111,10 +115,18 @@ func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareAr
 	defer func(start time.Time) { w.observe(queue.KindCompare, start, err) }(time.Now())
 	a := job.Args
 	w.log.Info("job started", "job_id", job.ID, "kind", job.Kind, "repo", a.Repo, "pr", a.PR, "sha", a.HeadSHA, "attempt", job.Attempt)
-	_, err = w.runner.PullRequest(ctx, w.pub, runner.PullRequest{
+	res, err := w.runner.PullRequest(ctx, w.pub, runner.PullRequest{
 		Repo: a.Repo, Number: a.PR, Source: a.CloneURL, BaseSHA: a.BaseSHA, HeadSHA: a.HeadSHA, Count: a.Count,
 		Attempt: job.Attempt, FinalAttempt: job.Attempt >= job.MaxAttempts,
 	})
+	if errors.Is(err, runner.ErrPublish) {
+		// Measured and stored, but GitHub did not take the result: retry
+		// the publishing alone, from the stored comparison.
+		w.log.Warn("result not published; queued for retry", "job_id", job.ID, "comparison", res.ComparisonID, "err", err)
+		return w.queue.InsertNotify(context.WithoutCancel(ctx), queue.NotifyArgs{
+			Repo: a.Repo, PR: a.PR, CheckSHA: a.HeadSHA, Comparison: res.ComparisonID,
+		})
+	}
 	return permanent(err)
 }
 
@@ -220,15 +232,42 @@ func (w *notifyWorker) Timeout(*river.Job[queue.NotifyArgs]) time.Duration { ret
 func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindNotify, start, err) }(time.Now())
 	a := job.Args
+	if a.Comparison != 0 {
+		return w.publishStored(ctx, a)
+	}
 	if a.CheckSHA != "" {
-		if err := w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, runner.Check{Status: runner.CheckQueued, Title: a.CheckTitle}); err != nil {
+		// A worker may have started (or finished) the comparison already:
+		// then "queued" would be a step back.
+		waiting, err := w.queue.Waiting(ctx, a.Repo, a.PR, a.CheckSHA)
+		if err != nil {
 			return err
+		}
+		if waiting {
+			if err := w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, runner.Check{Status: runner.CheckQueued, Title: a.CheckTitle}); err != nil {
+				return err
+			}
 		}
 	}
 	if a.Reply != "" {
 		return w.pub.Reply(ctx, a.Repo, a.PR, a.Reply)
 	}
 	return nil
+}
+
+// publishStored publishes a stored comparison whose worker could not.
+func (w *notifyWorker) publishStored(ctx context.Context, a queue.NotifyArgs) error {
+	c, err := w.store.Comparison(ctx, a.Comparison)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	var rep analysis.Report
+	if err := json.Unmarshal([]byte(c.Report), &rep); err != nil {
+		return river.JobCancel(fmt.Errorf("comparison %d: stored report: %w", a.Comparison, err))
+	}
+	return runner.PublishResult(ctx, w.pub, a.Repo, a.PR, a.CheckSHA, &rep, c.Markdown)
 }
 
 func short(sha string) string {

@@ -118,6 +118,10 @@ type NotifyArgs struct {
 	// CheckTitle.
 	CheckSHA   string `json:"check_sha,omitempty"`
 	CheckTitle string `json:"check_title,omitempty"`
+	// Comparison, when set, publishes that stored comparison (its summary
+	// comment and completed check on CheckSHA): a retry for a worker
+	// that measured but could not reach GitHub.
+	Comparison int64 `json:"comparison,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -271,10 +275,18 @@ func (c *Client) InsertCommand(ctx context.Context, args CommandArgs) (Inserted,
 	return Inserted{ID: res.Job.ID, Duplicate: res.UniqueSkippedAsDuplicate}, nil
 }
 
+// publishAttempts is how often publishing a stored result is tried: with
+// River's backoff (attempt⁴ seconds) ten attempts span about three hours
+// of a GitHub outage.
+const publishAttempts = 10
+
 // InsertNotify queues a message for a pull request.
 func (c *Client) InsertNotify(ctx context.Context, args NotifyArgs) error {
 	opts := c.insertOpts(ControlQueue)
 	opts.UniqueOpts = river.UniqueOpts{}
+	if args.Comparison != 0 {
+		opts.MaxAttempts = publishAttempts
+	}
 	if _, err := c.River.Insert(ctx, args, opts); err != nil {
 		return fmt.Errorf("queue a message for %s#%d: %w", args.Repo, args.PR, err)
 	}
@@ -313,6 +325,21 @@ func (c *Client) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int6
 		ids = append(ids, j.ID)
 	}
 	return ids, nil
+}
+
+// Waiting reports whether a comparison of repo#pr at head is queued and
+// not yet started.
+func (c *Client) Waiting(ctx context.Context, repo string, pr int, head string) (bool, error) {
+	res, err := c.River.JobList(ctx, river.NewJobListParams().
+		Kinds(KindCompare).
+		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStatePending, rivertype.JobStateRetryable).
+		Where("args->>'repo' = @repo AND (args->>'pr')::bigint = @pr AND args->>'head_sha' = @head",
+			river.NamedArgs{"repo": repo, "pr": pr, "head": head}).
+		First(1))
+	if err != nil {
+		return false, fmt.Errorf("find the queued comparison of %s#%d at %s: %w", repo, pr, short(head), err)
+	}
+	return len(res.Jobs) > 0, nil
 }
 
 // Start starts working the configured queues until ctx ends or Stop.
