@@ -101,7 +101,8 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 
 	e.repo = workspacetest.New(t)
 	script, _ := json.Marshal(benchScript(e.envDir, cmp.Or(opts.sleep, "0.1")))
-	cfg := fmt.Sprintf("build:\n  - [\"true\"]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: 8\nwarmup: 0\nmax_count: 8\ntimeout: 30s\n", script)
+	build, _ := json.Marshal("env > " + e.envDir + "/build-env.$$")
+	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: 8\nwarmup: 0\nmax_count: 8\ntimeout: 30s\n", build, script)
 	e.repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "value": "1000\n"})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -372,11 +373,13 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		t.Errorf("edited comment: want head3's report first and the regression folded into the history:\n%s", body)
 	}
 
-	// The benchmarks never saw perfbot's secrets.
+	// The builds and benchmarks never saw perfbot's secrets.
 	envs, _ := filepath.Glob(filepath.Join(e.envDir, "env.*"))
-	if len(envs) < 10 {
-		t.Fatalf("%d benchmark environments recorded, want at least 10", len(envs))
+	builds, _ := filepath.Glob(filepath.Join(e.envDir, "build-env.*"))
+	if len(envs) < 10 || len(builds) < 2 {
+		t.Fatalf("%d benchmark and %d build environments recorded, want at least 10 and 2", len(envs), len(builds))
 	}
+	envs = append(envs, builds...)
 	for _, f := range envs {
 		b, _ := os.ReadFile(f)
 		for _, secret := range []string{e2eTokenValue, e2eSecretValue, "PERFBOT_E2E", "app.pem", "PERFBOT_RESCUE_AFTER"} {
