@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/perf/benchunit"
+	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/runner/workspace"
 )
@@ -105,6 +106,34 @@ type Benchmark struct {
 	// list such as "2-5,8" or a YAML list of numbers), sorted and
 	// without repeats.
 	CPUs []int `json:"cpus"`
+	// CPUsAuto (cpus: auto) pins each run to every CPU perfbot may use
+	// but the lowest-numbered one, which is left to the system and to
+	// perfbot itself; on a one-CPU machine, to that CPU. The default
+	// config uses it: on the 2-core development machine it cut msm_h's
+	// run-to-run spread about threefold (BENCHMARKS.md).
+	CPUsAuto bool `json:"cpus_auto,omitempty"`
+}
+
+// RunCPUs returns the CPUs a run is pinned to, nil for none: CPUs, or
+// with CPUsAuto every CPU this process may use but the lowest.
+func (b *Benchmark) RunCPUs() ([]int, error) {
+	if !b.CPUsAuto {
+		return b.CPUs, nil
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("cpus: auto: read this process's CPUs: %w", err)
+	}
+	var cpus []int
+	for c := range maxCPU {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) > 1 {
+		cpus = cpus[1:]
+	}
+	return cpus, nil
 }
 
 // Argv returns the benchmark's full argument list, Command then Args,
@@ -182,12 +211,13 @@ func DefaultConfig() *Config {
 		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
 		BuildTimeout: defaultBuildTimeout,
 		Benchmarks: []Benchmark{{
-			Name:    "prove",
-			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
-			Args:    []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
-			Count:   defaultCount,
-			Warmup:  defaultWarmup,
-			Timeout: defaultTimeout,
+			Name:     "prove",
+			Command:  []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:     []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
+			Count:    defaultCount,
+			Warmup:   defaultWarmup,
+			Timeout:  defaultTimeout,
+			CPUsAuto: true,
 		}},
 		Count:        defaultCount,
 		Warmup:       defaultWarmup,
@@ -252,7 +282,7 @@ type (
 		Count   *int              `yaml:"count"`
 		Warmup  *int              `yaml:"warmup"`
 		Timeout *string           `yaml:"timeout"`
-		CPUs    cpuList           `yaml:"cpus"`
+		CPUs    cpuSpec           `yaml:"cpus"`
 	}
 	rawThresholds struct {
 		Alpha        *float64 `yaml:"alpha"`
@@ -283,6 +313,22 @@ func (a *argList) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// A cpuSpec is a CPU affinity list, "2-5,8" or [2, 3, 4, 5, 8], or
+// "auto".
+type cpuSpec struct {
+	list cpuList
+	auto bool
+}
+
+// UnmarshalYAML parses "auto" or a CPU list.
+func (c *cpuSpec) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && strings.TrimSpace(n.Value) == "auto" {
+		c.auto = true
+		return nil
+	}
+	return c.list.UnmarshalYAML(n)
+}
+
 // A cpuList is a CPU affinity list: "2-5,8" or [2, 3, 4, 5, 8].
 type cpuList []int
 
@@ -293,7 +339,7 @@ const maxCPU = 8192
 func (l *cpuList) UnmarshalYAML(n *yaml.Node) error {
 	bad := func(format string, args ...any) error {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cpus: ", n.Line) + fmt.Sprintf(format, args...) +
-			`; write a CPU list such as "2-5,8" or [2, 3, 4, 5, 8]`}}
+			`; write a CPU list such as "2-5,8" or [2, 3, 4, 5, 8], or auto`}}
 	}
 	var cpus []int
 	switch n.Kind {
@@ -394,14 +440,15 @@ func (r *rawConfig) resolve(p *problems) *Config {
 	}
 	for i, rb := range r.Benchmarks {
 		c.Benchmarks = append(c.Benchmarks, Benchmark{
-			Name:    rb.Name,
-			Command: rb.Command,
-			Args:    rb.Args,
-			Env:     rb.Env,
-			Count:   intOr(rb.Count, c.Count),
-			Warmup:  intOr(rb.Warmup, c.Warmup),
-			Timeout: durationOr(p, benchField(i, rb.Name, "timeout"), rb.Timeout, c.Timeout),
-			CPUs:    rb.CPUs,
+			Name:     rb.Name,
+			Command:  rb.Command,
+			Args:     rb.Args,
+			Env:      rb.Env,
+			Count:    intOr(rb.Count, c.Count),
+			Warmup:   intOr(rb.Warmup, c.Warmup),
+			Timeout:  durationOr(p, benchField(i, rb.Name, "timeout"), rb.Timeout, c.Timeout),
+			CPUs:     rb.CPUs.list,
+			CPUsAuto: rb.CPUs.auto,
 		})
 	}
 	c.normalize()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
@@ -27,12 +29,13 @@ func TestParseConfigExample(t *testing.T) {
 		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
 		BuildTimeout: 30 * time.Minute,
 		Benchmarks: []Benchmark{{
-			Name:    "prove",
-			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
-			Args:    []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
-			Count:   10,
-			Warmup:  1,
-			Timeout: 10 * time.Minute,
+			Name:     "prove",
+			Command:  []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:     []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
+			Count:    10,
+			Warmup:   1,
+			Timeout:  10 * time.Minute,
+			CPUsAuto: true,
 		}, {
 			Name:    "synthesis",
 			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
@@ -193,6 +196,38 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
+func TestCPUsAutoLeavesTheFirstCPU(t *testing.T) {
+	t.Parallel()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	var mine []int
+	for c := range maxCPU {
+		if set.IsSet(c) {
+			mine = append(mine, c)
+		}
+	}
+	b := Benchmark{CPUsAuto: true}
+	got, err := b.RunCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mine
+	if len(mine) > 1 {
+		want = mine[1:]
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("RunCPUs() = %v with this process on %v; want %v", got, mine, want)
+	}
+	if got, _ := (&Benchmark{CPUs: []int{3, 5}}).RunCPUs(); !reflect.DeepEqual(got, []int{3, 5}) {
+		t.Errorf("RunCPUs() of a list = %v", got)
+	}
+	if got, _ := (&Benchmark{}).RunCPUs(); got != nil {
+		t.Errorf("RunCPUs() unpinned = %v, want nil", got)
+	}
+}
+
 func TestConfigHash(t *testing.T) {
 	t.Parallel()
 	parse := func(s string) *Config {
@@ -247,7 +282,7 @@ primary_units: [sec/op]
 	// Pinned: a change re-keys every cached build and every history
 	// series, so make it on purpose (and say so in the commit).
 	def := DefaultConfig()
-	if got, want := def.Hash(), "ae7608a294ac2d6bd152846984fa205b18c84925e6b6e49f3e7c7cd34632daed"; got != want {
+	if got, want := def.Hash(), "5deb306b43850361b0e6fdf866b58a3bd21e28487c5a560e625fb0a7cc6d924e"; got != want {
 		t.Errorf("DefaultConfig().Hash() = %s, want %s", got, want)
 	}
 	if got, want := def.BuildHash(), "234c5c2e108629029065b675d98ec6c4f729cb82bf92f8fb41de7b58f8ed8b0d"; got != want {

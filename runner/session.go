@@ -131,12 +131,16 @@ func (ss *session) build(ctx context.Context, s *side) error {
 // measured (stored and compared) or a warm-up.
 func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool) error {
 	vars := s.build.Vars()
+	cpus, err := b.RunCPUs()
+	if err != nil {
+		return err
+	}
 	spec := execute.Spec{
 		Args:    b.Argv(vars),
 		Dir:     s.build.SrcDir,
 		Env:     b.Environ(vars),
 		Timeout: cmp.Or(b.Timeout, ss.cfg.Timeout),
-		CPUs:    b.CPUs,
+		CPUs:    cpus,
 		Name:    b.Name,
 	}
 	label := s.name
