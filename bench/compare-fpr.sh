@@ -16,7 +16,11 @@
 # makes K measured proofs per process (the run's value is their median);
 # CPUS=LIST pins every run to those CPUs (`cpus:` in .perfbot.yml, e.g.
 # CPUS=1 to leave CPU 0 to the system). Either commits a .perfbot.yml to the
-# base revision.
+# base revision. MAX_COUNT=M passes --max-count M (the cap on runs a side
+# while a phase is inconclusive). KINDS="planted" (or "aa") runs only that
+# kind; a measurement too long for one sitting can be split that way. An
+# OUTDIR that already holds a kind-i.json skips that comparison, so an
+# interrupted run resumes where it stopped.
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
@@ -61,18 +65,25 @@ print(r["verdict"], row[0]["verdict"] if row else "-", ",".join(att[0].get("expl
 PY
 }
 
-fp=0; found=0
+extra=()
+[ -n "${MAX_COUNT:-}" ] && extra+=(--max-count "$MAX_COUNT")
+fp=0; found=0; ran_aa=0; ran_planted=0
 for i in $(seq 1 "$n"); do
-  for kind in aa planted; do
+  for kind in ${KINDS:-aa planted}; do
     h=$base; [ "$kind" = planted ] && h=$head
     f="$out/$kind-$i.json"
-    "$work/perfbot" compare --repo "$work/repo" --base "$base" --head "$h" --format json --quiet \
-      --db "$out/bench.db" --data-dir "$work/data" > "$f" || true
+    if [ ! -s "$f" ]; then
+      "$work/perfbot" compare --repo "$work/repo" --base "$base" --head "$h" --format json --quiet \
+        --db "$out/bench.db" --data-dir "$work/data" "${extra[@]}" > "$f.tmp" || true
+      mv "$f.tmp" "$f"
+    fi
+    [ "$kind" = aa ] && ran_aa=$((ran_aa+1)) || ran_planted=$((ran_planted+1))
     read -r overall msmh explained <<<"$(verdicts "$f")"
     echo "$kind $i: verdict=$overall msm_h=$msmh explained_by=$explained"
     if [ "$kind" = aa ] && { [ "$overall" = regression ] || [ "$overall" = improvement ]; }; then fp=$((fp+1)); fi
     if [ "$kind" = planted ] && [ "$msmh" = regression ] && [[ "$explained" == msm_h* ]]; then found=$((found+1)); fi
   done
 done
-echo "A/A false positives: $fp of $n"
-echo "planted +5% msm_h found and attributed: $found of $n"
+[ "$ran_aa" -gt 0 ] && echo "A/A false positives: $fp of $ran_aa"
+[ "$ran_planted" -gt 0 ] && echo "planted +5% msm_h found and attributed: $found of $ran_planted"
+true
