@@ -4,13 +4,20 @@
 #   make test    vet and every test (what CI runs)
 #   make bench   the Go benchmarks and the prove benchmark script (long)
 #   make lint    gofmt, go vet, staticcheck
+#   make cuda    build/libperfbot_cuda.so and its self-test (needs nvcc;
+#                CUDA_ARCH=sm_90 by default)
 
 GO        ?= go
 BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build test bench lint fmt clean
+.PHONY: all build test bench lint fmt clean cuda
+
+NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
+CUDA_ARCH ?= sm_90
+NVFLAGS   ?= -O3 -std=c++17 -arch=$(CUDA_ARCH) -lineinfo
+CUDA_SRC  := $(wildcard cuda/*.cuh cuda/*.h)
 
 all: build
 
@@ -37,6 +44,20 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+cuda: $(BUILD)/libperfbot_cuda.so $(BUILD)/perfbot_cuda_selftest
+
+$(BUILD)/libperfbot_cuda.so: cuda/perfbot_cuda.cu $(CUDA_SRC)
+	@mkdir -p $(BUILD)
+	$(NVCC) $(NVFLAGS) -shared -Xcompiler -fPIC -o $@ cuda/perfbot_cuda.cu
+
+# The self-test compiles beside the library (make -j) and links to it.
+$(BUILD)/selftest.o: cuda/selftest.cu $(CUDA_SRC)
+	@mkdir -p $(BUILD)
+	$(NVCC) $(NVFLAGS) -c -o $@ cuda/selftest.cu
+
+$(BUILD)/perfbot_cuda_selftest: $(BUILD)/selftest.o $(BUILD)/libperfbot_cuda.so
+	$(NVCC) $(NVFLAGS) -o $@ $< -L$(BUILD) -lperfbot_cuda -Xlinker -rpath,'$$ORIGIN'
 
 clean:
 	rm -rf $(BUILD)

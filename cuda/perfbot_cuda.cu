@@ -1,0 +1,567 @@
+// perfbot_cuda.cu — libperfbot_cuda.so: the C ABI of perfbot_cuda.h over
+// the kernels of ntt.cuh and msm.cuh. Errors inside are C++ exceptions of
+// one type, caught at every exported function and turned into a code and
+// a message; nothing else crosses the boundary.
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "msm.cuh"
+#include "ntt.cuh"
+#include "perfbot_cuda.h"
+
+namespace pb {
+
+struct Error {
+  int code;
+  std::string msg;
+};
+
+[[noreturn]] static void fail(int code, const char *fmt, ...) {
+  char buf[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  throw Error{code, buf};
+}
+
+static void check(cudaError_t e, const char *what, const char *file, int line) {
+  if (e == cudaSuccess) return;
+  int code = e == cudaErrorMemoryAllocation ? PERFBOT_CUDA_ERR_MEMORY
+             : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) ? PERFBOT_CUDA_ERR_NO_DEVICE
+                                                                             : PERFBOT_CUDA_ERR_CUDA;
+  fail(code, "%s: %s (%s at %s:%d)", what, cudaGetErrorString(e), cudaGetErrorName(e), file, line);
+}
+#define CK(call) ::pb::check((call), #call, __FILE__, __LINE__)
+#define CK_LAUNCH(name) ::pb::check(cudaGetLastError(), "launch " name, __FILE__, __LINE__)
+
+// A device buffer that grows on demand and is freed with its owner.
+struct DevBuf {
+  void *p = nullptr;
+  size_t bytes = 0;
+  DevBuf() = default;
+  DevBuf(const DevBuf &) = delete;
+  DevBuf &operator=(const DevBuf &) = delete;
+  ~DevBuf() { release(); }
+  void release() {
+    if (p) cudaFree(p);
+    p = nullptr;
+    bytes = 0;
+  }
+  template <class T> T *get(size_t count) {
+    size_t need = count * sizeof(T);
+    if (need > bytes) {
+      release();
+      CK(cudaMalloc(&p, std::max<size_t>(need, 256)));
+      bytes = std::max<size_t>(need, 256);
+    }
+    return static_cast<T *>(p);
+  }
+};
+
+// Timer marks points on a stream with events (device steps) and adds host
+// steps measured by the host clock; finish() fills a perfbot_cuda_timings.
+struct Timer {
+  cudaStream_t stream;
+  perfbot_cuda_timings *out;
+  std::vector<std::pair<std::string, cudaEvent_t>> marks;
+  std::vector<std::pair<std::string, double>> host;
+  Timer(cudaStream_t s, perfbot_cuda_timings *o) : stream(s), out(o) {
+    if (out) mark("");
+  }
+  ~Timer() {
+    for (auto &m : marks) cudaEventDestroy(m.second);
+  }
+  void mark(const char *step) {
+    if (!out) return;
+    cudaEvent_t e;
+    CK(cudaEventCreate(&e));
+    CK(cudaEventRecord(e, stream));
+    marks.emplace_back(step, e);
+  }
+  void host_step(const char *step, double ms) {
+    if (out) host.emplace_back(step, ms);
+  }
+  void finish() {
+    if (!out) return;
+    CK(cudaStreamSynchronize(stream));
+    out->n = 0;
+    auto add = [&](const std::string &name, double ms) {
+      if (out->n >= PERFBOT_CUDA_MAX_TIMINGS) return;
+      perfbot_cuda_timing &t = out->t[out->n++];
+      snprintf(t.name, sizeof t.name, "%s", name.c_str());
+      t.ms = ms;
+    };
+    for (size_t i = 1; i < marks.size(); i++) {
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, marks[i - 1].second, marks[i].second));
+      add(marks[i].first, ms);
+    }
+    for (auto &h : host) add(h.first, h.second);
+  }
+};
+
+static double since_ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static int ceil_log2(uint64_t x) {
+  int l = 0;
+  while ((1ull << l) < x) l++;
+  return l;
+}
+
+// Device tables for transforms of one size with one root and coset.
+struct NttPlan {
+  int log_n = 0;
+  DevBuf wlo, whi, ilo, ihi, glo, ghi, gilo, gihi; // ω, ω⁻¹, g, g⁻¹·n⁻¹ powers
+  PowTable w, wi, g, gi;
+  HFr n_inv;
+};
+
+static void build_pow_table(PowTable &t, DevBuf &lo, DevBuf &hi, const HFr &b, const HFr &factor, int log_n,
+                            cudaStream_t stream) {
+  t.lb = (log_n + 1) / 2;
+  t.hb = log_n - t.lb + 1; // hi covers exponents up to 2^(log_n+1): coset scales index < n
+  std::vector<HFr> hl(1u << t.lb), hh(1u << t.hb);
+  HFr x = HFr::one();
+  for (auto &e : hl) {
+    e = x;
+    x = x * b;
+  }
+  HFr step = x; // b^(2^lb)
+  x = factor;
+  for (auto &e : hh) {
+    e = x;
+    x = x * step;
+  }
+  t.lo = lo.get<DFr>(hl.size());
+  t.hi = hi.get<DFr>(hh.size());
+  CK(cudaMemcpyAsync(t.lo, hl.data(), hl.size() * sizeof(HFr), cudaMemcpyHostToDevice, stream));
+  CK(cudaMemcpyAsync(t.hi, hh.data(), hh.size() * sizeof(HFr), cudaMemcpyHostToDevice, stream));
+  CK(cudaStreamSynchronize(stream)); // the host vectors die here
+}
+
+} // namespace pb
+
+using namespace pb;
+
+struct perfbot_cuda_points {
+  perfbot_cuda_ctx *ctx;
+  DAffine *d = nullptr;
+  uint64_t n = 0;
+};
+
+struct perfbot_cuda_ctx {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::map<std::string, NttPlan *> plans;
+  // MSM scratch
+  DevBuf scalars, keys, vals, keys2, vals2, sort_tmp, buckets, first, last, first_key, last_key, parts, windows;
+  // NTT scratch
+  DevBuf ntt_data, qb, qc;
+
+  ~perfbot_cuda_ctx() {
+    for (auto &p : plans) delete p.second;
+    if (stream) cudaStreamDestroy(stream);
+  }
+
+  NttPlan *plan(int log_n, const HFr &omega, const HFr *coset) {
+    std::string key(reinterpret_cast<const char *>(&omega), sizeof omega);
+    key += std::to_string(log_n);
+    if (coset) key.append(reinterpret_cast<const char *>(coset), sizeof *coset);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    HFr n_std = HFr::zero();
+    n_std.v[0] = 1ull << log_n;
+    NttPlan *p = new NttPlan;
+    try {
+      p->log_n = log_n;
+      p->n_inv = hfr_to_mont(n_std).inverse();
+      // ω must be a primitive n-th root: ω^(n/2) = −1 (for n ≥ 2).
+      HFr half = omega.pow_u64(1ull << (log_n - 1));
+      if (half != HFr::one().neg())
+        fail(PERFBOT_CUDA_ERR_ARGUMENT, "omega is not a primitive 2^%d-th root of unity", log_n);
+      build_pow_table(p->w, p->wlo, p->whi, omega, HFr::one(), log_n, stream);
+      build_pow_table(p->wi, p->ilo, p->ihi, omega.inverse(), HFr::one(), log_n, stream);
+      if (coset) {
+        if (coset->is_zero()) fail(PERFBOT_CUDA_ERR_ARGUMENT, "coset generator is zero");
+        build_pow_table(p->g, p->glo, p->ghi, *coset, HFr::one(), log_n, stream);
+        build_pow_table(p->gi, p->gilo, p->gihi, coset->inverse(), p->n_inv, log_n, stream);
+      }
+    } catch (...) {
+      delete p;
+      throw;
+    }
+    plans[key] = p;
+    return p;
+  }
+
+  // In-place NTT of device data.
+  void ntt(DFr *d, int log_n, int direction, const NttPlan &p, bool coset, Timer &tm) {
+    const PowTable &w = direction == PERFBOT_NTT_FORWARD ? p.w : p.wi;
+    int passes = (log_n + 9) / 10;
+    int s = 0;
+    for (int i = 0; i < passes; i++) {
+      int k = (log_n - s) / (passes - i);
+      uint64_t groups = 1ull << (log_n - k);
+      size_t shared = ((size_t)1 << k) * sizeof(DFr) + ((size_t)1 << (k - 1)) * sizeof(DFr);
+      bool scale_in = coset && direction == PERFBOT_NTT_FORWARD && s == 0;
+      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(d, log_n, s, k, w, scale_in, p.g);
+      CK_LAUNCH("ntt_dif_pass");
+      s += k;
+      if (tm.out) {
+        char name[32];
+        snprintf(name, sizeof name, "pass%d_k%d", i, k);
+        tm.mark(name);
+      }
+    }
+    uint64_t n = 1ull << log_n;
+    int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
+    DFr c;
+    memcpy(&c, &p.n_inv, sizeof c);
+    ntt_bit_reverse<<<(n + 255) / 256, 256, 0, stream>>>(d, log_n, mode, c, p.gi);
+    CK_LAUNCH("ntt_bit_reverse");
+    tm.mark("bit_reverse");
+  }
+
+  static int window_bits(uint64_t n) {
+    int l = ceil_log2(n);
+    return std::min(18, std::max(8, l - 6));
+  }
+
+  void msm(const perfbot_cuda_points *pts, uint64_t offset, const void *host_scalars, uint64_t n, int c,
+           void *out, Timer &tm) {
+    Jacobian<HFp> res;
+    if (n == 0) {
+      res = XYZZ<HFp>::inf().to_jacobian();
+      memcpy(out, &res, sizeof res);
+      return;
+    }
+    if (c == 0) c = window_bits(n);
+    if (c < 2 || c > 20) fail(PERFBOT_CUDA_ERR_ARGUMENT, "window_bits %d out of range 2..20", c);
+    const int nw = 255 / c + 1;
+    const uint64_t m = (uint64_t)nw * n;
+    if (m > 0x7fffffffull) fail(PERFBOT_CUDA_ERR_ARGUMENT, "msm of %llu points: too many for one call", (unsigned long long)n);
+    DFr *ds = scalars.get<DFr>(n);
+    CK(cudaMemcpyAsync(ds, host_scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, stream));
+    tm.mark("upload_scalars");
+
+    uint32_t *k1 = keys.get<uint32_t>(m), *v1 = vals.get<uint32_t>(m);
+    uint32_t *k2 = keys2.get<uint32_t>(m), *v2 = vals2.get<uint32_t>(m);
+    msm_digits<<<(n + 255) / 256, 256, 0, stream>>>(ds, n, c, nw, k1, v1);
+    CK_LAUNCH("msm_digits");
+    tm.mark("digits");
+
+    int end_bit = c + ceil_log2(nw);
+    size_t tmp_bytes = 0;
+    CK(cub::DeviceRadixSort::SortPairs(nullptr, tmp_bytes, k1, k2, v1, v2, (int)m, 0, end_bit, stream));
+    void *tmp = sort_tmp.get<char>(tmp_bytes);
+    CK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k1, k2, v1, v2, (int)m, 0, end_bit, stream));
+    tm.mark("sort");
+
+    const uint32_t bmask = (1u << c) - 1;
+    const uint64_t nb = (uint64_t)nw << c;
+    DXYZZ *bk = buckets.get<DXYZZ>(nb);
+    CK(cudaMemsetAsync(bk, 0, nb * sizeof(DXYZZ), stream)); // ZZ = 0: infinity
+    uint32_t chunk = (uint32_t)std::max<uint64_t>(16, m / (1u << 20));
+    uint64_t chunks = (m + chunk - 1) / chunk;
+    uint32_t *ka = first_key.get<uint32_t>(2 * chunks), *kb = last_key.get<uint32_t>(2 * chunks);
+    DXYZZ *ia = first.get<DXYZZ>(2 * chunks), *ib = last.get<DXYZZ>(2 * chunks);
+    bool final = chunks == 1;
+    msm_runs<true><<<(chunks + 127) / 128, 128, 0, stream>>>(k2, v2, nullptr, m, chunk, pts->d + offset, bmask, bk,
+                                                             ka, ia, final);
+    CK_LAUNCH("msm_runs<points>");
+    tm.mark("accumulate");
+    const uint32_t chunk2 = 16;
+    for (uint64_t len = 2 * chunks; !final; len = 2 * chunks) {
+      chunks = (len + chunk2 - 1) / chunk2;
+      final = chunks == 1;
+      msm_runs<false><<<(chunks + 127) / 128, 128, 0, stream>>>(ka, nullptr, ia, len, chunk2, nullptr, bmask, bk, kb,
+                                                                ib, final);
+      CK_LAUNCH("msm_runs<sums>");
+      std::swap(ka, kb);
+      std::swap(ia, ib);
+    }
+    tm.mark("runs");
+
+    uint32_t segs = std::min<uint32_t>(1u << (c - 1), 1024);
+    DXYZZ *ps = parts.get<DXYZZ>((uint64_t)nw * segs);
+    msm_reduce_segments<<<((uint64_t)nw * segs + 127) / 128, 128, 0, stream>>>(bk, c, nw, segs, ps);
+    CK_LAUNCH("msm_reduce_segments");
+    DXYZZ *ws = windows.get<DXYZZ>(nw);
+    msm_reduce_window<<<nw, 128, 128 * sizeof(DXYZZ), stream>>>(ps, segs, ws);
+    CK_LAUNCH("msm_reduce_window");
+    std::vector<XYZZ<HFp>> hw(nw);
+    CK(cudaMemcpyAsync(hw.data(), ws, nw * sizeof(DXYZZ), cudaMemcpyDeviceToHost, stream));
+    tm.mark("reduce");
+    CK(cudaStreamSynchronize(stream));
+
+    auto t0 = std::chrono::steady_clock::now();
+    XYZZ<HFp> acc = hw[nw - 1];
+    for (int w = nw - 2; w >= 0; w--) {
+      for (int i = 0; i < c; i++) acc = acc.dbl();
+      acc = acc.add(hw[w]);
+    }
+    res = acc.to_jacobian();
+    memcpy(out, &res, sizeof res);
+    tm.host_step("combine", since_ms(t0));
+  }
+};
+
+static_assert(sizeof(DXYZZ) == sizeof(XYZZ<HFp>), "host and device XYZZ agree");
+
+// guard runs f and turns an exception into a code and a message.
+template <class F> static int32_t guard(perfbot_cuda_error *err, F f) {
+  auto set = [&](int code, const char *msg) {
+    if (err) {
+      err->code = code;
+      snprintf(err->message, sizeof err->message, "%s", msg);
+    }
+    return (int32_t)code;
+  };
+  try {
+    f();
+    return set(PERFBOT_CUDA_OK, "");
+  } catch (const Error &e) {
+    return set(e.code, e.msg.c_str());
+  } catch (const std::bad_alloc &) {
+    return set(PERFBOT_CUDA_ERR_MEMORY, "host memory exhausted");
+  } catch (const std::exception &e) {
+    return set(PERFBOT_CUDA_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return set(PERFBOT_CUDA_ERR_INTERNAL, "unknown exception");
+  }
+}
+
+static void need(bool ok, const char *what) {
+  if (!ok) fail(PERFBOT_CUDA_ERR_ARGUMENT, "%s", what);
+}
+
+extern "C" {
+
+int32_t perfbot_cuda_abi_version(void) { return PERFBOT_CUDA_ABI_VERSION; }
+
+int32_t perfbot_cuda_device_count(int32_t *count, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(count, "count is NULL");
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
+      cudaGetLastError();
+      n = 0;
+    } else {
+      CK(e);
+    }
+    *count = n;
+  });
+}
+
+int32_t perfbot_cuda_device_info(int32_t device, perfbot_cuda_device *info, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(info, "info is NULL");
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, device));
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    const unsigned char *u = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
+    snprintf(info->uuid, sizeof info->uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    info->major = p.major;
+    info->minor = p.minor;
+    info->multiprocessors = p.multiProcessorCount;
+    info->total_memory = p.totalGlobalMem;
+    CK(cudaDriverGetVersion(&info->driver_version));
+    CK(cudaRuntimeGetVersion(&info->runtime_version));
+  });
+}
+
+int32_t perfbot_cuda_open(int32_t device, perfbot_cuda_ctx **out, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(out, "ctx is NULL");
+    *out = nullptr;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) fail(PERFBOT_CUDA_ERR_NO_DEVICE, "no CUDA device: %s", e == cudaSuccess ? "none found" : cudaGetErrorString(e));
+    if (device < 0 || device >= n) fail(PERFBOT_CUDA_ERR_ARGUMENT, "device %d: there are %d", device, n);
+    CK(cudaSetDevice(device));
+    auto *ctx = new perfbot_cuda_ctx;
+    ctx->device = device;
+    cudaError_t se = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
+    if (se != cudaSuccess) {
+      delete ctx;
+      CK(se);
+    }
+    *out = ctx;
+  });
+}
+
+void perfbot_cuda_close(perfbot_cuda_ctx *ctx) {
+  if (!ctx) return;
+  cudaSetDevice(ctx->device);
+  delete ctx;
+}
+
+int32_t perfbot_cuda_g1_upload(perfbot_cuda_ctx *ctx, const void *points, uint64_t n, perfbot_cuda_points **out,
+                               perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && out, "ctx or out is NULL");
+    need(points || n == 0, "points is NULL");
+    need(n < (1ull << 31), "more than 2^31 points");
+    *out = nullptr;
+    CK(cudaSetDevice(ctx->device));
+    auto *p = new perfbot_cuda_points;
+    p->ctx = ctx;
+    p->n = n;
+    cudaError_t e = cudaMalloc(&p->d, std::max<uint64_t>(n, 1) * sizeof(DAffine));
+    if (e != cudaSuccess) {
+      delete p;
+      CK(e);
+    }
+    e = cudaMemcpyAsync(p->d, points, n * sizeof(DAffine), cudaMemcpyHostToDevice, ctx->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
+    if (e != cudaSuccess) {
+      cudaFree(p->d);
+      delete p;
+      CK(e);
+    }
+    *out = p;
+  });
+}
+
+void perfbot_cuda_g1_free(perfbot_cuda_points *pts) {
+  if (!pts) return;
+  cudaSetDevice(pts->ctx->device);
+  cudaFree(pts->d);
+  delete pts;
+}
+
+int32_t perfbot_cuda_msm_g1(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, uint64_t offset,
+                            const void *scalars, uint64_t n, int32_t window_bits, void *out,
+                            perfbot_cuda_timings *timings, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && pts && out, "ctx, points or out is NULL");
+    need(pts->ctx == ctx, "points were uploaded with another context");
+    need(scalars || n == 0, "scalars is NULL");
+    need(offset <= pts->n && n <= pts->n - offset, "offset + n is past the uploaded points");
+    CK(cudaSetDevice(ctx->device));
+    if (timings) timings->n = 0;
+    Timer tm(ctx->stream, timings);
+    ctx->msm(pts, offset, scalars, n, window_bits, out, tm);
+    tm.finish();
+  });
+}
+
+int32_t perfbot_cuda_ntt(perfbot_cuda_ctx *ctx, void *data, int32_t log_n, int32_t direction, const void *omega,
+                         const void *coset, int32_t flags, perfbot_cuda_timings *timings, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && data && omega, "ctx, data or omega is NULL");
+    need(log_n >= 1 && log_n <= 30, "log_n must be 1..30");
+    need(direction == PERFBOT_NTT_FORWARD || direction == PERFBOT_NTT_INVERSE, "direction must be forward or inverse");
+    CK(cudaSetDevice(ctx->device));
+    if (timings) timings->n = 0;
+    Timer tm(ctx->stream, timings);
+    HFr w, g;
+    memcpy(&w, omega, sizeof w);
+    if (coset) memcpy(&g, coset, sizeof g);
+    NttPlan *p = ctx->plan(log_n, w, coset ? &g : nullptr);
+    tm.mark("plan");
+    uint64_t bytes = sizeof(DFr) << log_n;
+    DFr *d = static_cast<DFr *>(data);
+    bool on_device = flags & PERFBOT_NTT_DEVICE_DATA;
+    if (!on_device) {
+      d = ctx->ntt_data.get<DFr>(1ull << log_n);
+      CK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, ctx->stream));
+      tm.mark("upload");
+    }
+    ctx->ntt(d, log_n, direction, *p, coset != nullptr, tm);
+    if (!on_device) {
+      CK(cudaMemcpyAsync(data, d, bytes, cudaMemcpyDeviceToHost, ctx->stream));
+      tm.mark("download");
+    }
+    CK(cudaStreamSynchronize(ctx->stream));
+    tm.finish();
+  });
+}
+
+int32_t perfbot_cuda_quotient(perfbot_cuda_ctx *ctx, void *a, const void *b, const void *c, int32_t log_n,
+                              const void *omega, const void *coset, perfbot_cuda_timings *timings,
+                              perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && a && b && c && omega && coset, "ctx, a, b, c, omega or coset is NULL");
+    need(log_n >= 1 && log_n <= 30, "log_n must be 1..30");
+    CK(cudaSetDevice(ctx->device));
+    if (timings) timings->n = 0;
+    Timer tm(ctx->stream, timings);
+    HFr w, g;
+    memcpy(&w, omega, sizeof w);
+    memcpy(&g, coset, sizeof g);
+    NttPlan *p = ctx->plan(log_n, w, &g);
+    const uint64_t n = 1ull << log_n, bytes = n * sizeof(DFr);
+    DFr *da = ctx->ntt_data.get<DFr>(n), *db = ctx->qb.get<DFr>(n), *dc = ctx->qc.get<DFr>(n);
+    CK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, ctx->stream));
+    CK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, ctx->stream));
+    CK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, ctx->stream));
+    tm.mark("upload");
+    Timer quiet(ctx->stream, nullptr);
+    for (DFr *x : {da, db, dc}) {
+      ctx->ntt(x, log_n, PERFBOT_NTT_INVERSE, *p, false, quiet);
+      ctx->ntt(x, log_n, PERFBOT_NTT_FORWARD, *p, true, quiet);
+    }
+    tm.mark("to_coset");
+    // Z on the coset: (g·ω^i)^n − 1 = g^n − 1 for every i.
+    HFr z = g.pow_u64(n) - HFr::one();
+    if (z.is_zero()) fail(PERFBOT_CUDA_ERR_ARGUMENT, "coset generator g has g^n = 1: x^n − 1 vanishes on the coset");
+    HFr zi = z.inverse();
+    DFr dzi;
+    memcpy(&dzi, &zi, sizeof dzi);
+    quotient_pointwise<<<(n + 255) / 256, 256, 0, ctx->stream>>>(da, db, dc, n, dzi);
+    CK_LAUNCH("quotient_pointwise");
+    tm.mark("pointwise");
+    ctx->ntt(da, log_n, PERFBOT_NTT_INVERSE, *p, true, quiet);
+    tm.mark("from_coset");
+    CK(cudaMemcpyAsync(a, da, bytes, cudaMemcpyDeviceToHost, ctx->stream));
+    tm.mark("download");
+    CK(cudaStreamSynchronize(ctx->stream));
+    tm.finish();
+  });
+}
+
+int32_t perfbot_cuda_alloc(perfbot_cuda_ctx *ctx, uint64_t bytes, void **dptr, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && dptr, "ctx or dptr is NULL");
+    CK(cudaSetDevice(ctx->device));
+    CK(cudaMalloc(dptr, std::max<uint64_t>(bytes, 1)));
+  });
+}
+
+int32_t perfbot_cuda_free(perfbot_cuda_ctx *ctx, void *dptr, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx, "ctx is NULL");
+    CK(cudaSetDevice(ctx->device));
+    CK(cudaFree(dptr));
+  });
+}
+
+int32_t perfbot_cuda_copy(perfbot_cuda_ctx *ctx, void *dst, const void *src, uint64_t bytes, int32_t to_device,
+                          perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && dst && src, "ctx, dst or src is NULL");
+    CK(cudaSetDevice(ctx->device));
+    CK(cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, ctx->stream));
+    CK(cudaStreamSynchronize(ctx->stream));
+  });
+}
+
+} // extern "C"
