@@ -4,7 +4,14 @@
 # and the timing table under OUTDIR (default build/cuda-bench).
 #
 #   MAXLOG   the largest MSM size, as a power of two (default 24)
-#   SKIP_CHECK=1 times without checking first
+#   SKIP_CHECK=1 times without checking first; SKIP_BENCH=1 checks only
+#
+# The GPU machine has no Go: build the Go side here first and carry it,
+#   go build -o build/go/perfbot ./cmd/perfbot
+#   go test -c -o build/go/gpu.test ./prover/gpu
+# and this script also runs the Go tests against gnark-crypto and times
+# whole proofs, CPU backend against GPU backend, at PROVE_SIZES (default
+# "2^20"), PROVE_COUNT proofs each (default 3).
 set -uo pipefail
 out=${1:-build/cuda-bench}
 maxlog=${2:-24}
@@ -25,5 +32,24 @@ if [ -z "${SKIP_CHECK:-}" ]; then
   grep -c '^ok' "$out/check.log" | sed 's/^/checks passed: /'
   grep -E '^FAIL|failures' "$out/check.log"
 fi
-build/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench.txt" | tail -20
+[ -z "${SKIP_BENCH:-}" ] && build/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench.txt" | tail -20
+lib=$PWD/build/libperfbot_cuda.so
+if [ -x build/go/gpu.test ]; then
+  PERFBOT_CUDA_LIB=$lib build/go/gpu.test -test.v -test.count=1 -test.timeout 20m > "$out/gotest.log" 2>&1 || status=1
+  grep -E "^(--- |ok|FAIL|PASS)" "$out/gotest.log"
+fi
+if [ -x build/go/perfbot ]; then
+  for size in ${PROVE_SIZES-2^20}; do
+    for backend in cpu gpu; do
+      f="$out/prove-${size/^/_}-$backend.txt"
+      build/go/perfbot prove --backend "$backend" --cuda-lib "$lib" --constraints "$size" --srs random \
+        --count "${PROVE_COUNT:-3}" --warmup 1 --quiet --out "$f" || { status=1; continue; }
+      # median ns/op per phase
+      for phase in $(sed -n 's/^BenchmarkProve.*phase=\([a-z_0-9]*\).*/\1/p' "$f" | sort -u); do
+        grep "phase=$phase " "$f" | awk '{print $3}' | sort -n |
+          awk -v p="$phase" -v b="$backend" -v s="$size" '{x[NR] = $1} END {printf "%s %s %-10s %10.1f ms\n", b, s, p, x[int((NR+1)/2)] / 1e6}'
+      done
+    done
+  done
+fi
 exit $status

@@ -21,9 +21,6 @@ var SRSModes = []string{"setup", "random"}
 // Circuits are the workload circuits perfbot prove knows.
 var Circuits = []string{"sha256"}
 
-// ErrGPUNotBuilt is returned for --backend gpu until the CUDA backend exists.
-var ErrGPUNotBuilt = errors.New("the GPU backend is not built yet: this binary has only the CPU backend; use --backend cpu (or auto)")
-
 // A Config says what perfbot prove runs.
 type Config struct {
 	Circuit     string // one of Circuits
@@ -36,6 +33,7 @@ type Config struct {
 	Seed        int64  // witness and toxic-waste seed
 	Verify      bool   // verify every measured proof; an invalid one is an error
 	KeyDir      string // cache directory for keys; "" disables the cache
+	CUDALib     string // libperfbot_cuda.so for the GPU backend; "" searches (see prover/gpu)
 
 	Logger *slog.Logger // progress and warnings; nil discards them
 }

@@ -21,12 +21,14 @@ type Header struct {
 	SRS          string // "setup" or "random"
 }
 
-// HostHeader returns the header for this host and the given backend.
-func HostHeader(backend, srs string) Header {
+// HostHeader returns the header for this host and the given backend; gpu
+// is the device's name when the GPU backend runs.
+func HostHeader(backend, gpu, srs string) Header {
 	return Header{
 		GOOS:    runtime.GOOS,
 		GOARCH:  runtime.GOARCH,
 		CPU:     cpuModel(),
+		GPU:     gpu,
 		Backend: backend,
 		SRS:     srs,
 	}

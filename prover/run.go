@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/prover/circuit"
+	"github.com/perfbot/perfbot/prover/gpu"
 	"github.com/perfbot/perfbot/prover/groth16"
 	"github.com/perfbot/perfbot/prover/r1cs"
 )
@@ -22,7 +23,8 @@ type Info struct {
 	Constraints int    // constraints in the circuit, input constraints excluded
 	Blocks      int    // SHA-256 compressions in the chain
 	Inputs, Aux int    // variables (inputs include One)
-	Backend     string // the backend that runs: "cpu" until the GPU backend exists
+	Backend     string // the backend that runs: "cpu" or "gpu" ("auto" resolved)
+	GPU         string // the device's name when the GPU backend runs
 	SRS         string // "setup" or "random"
 	Keys        string // where the keys came from: "cache", "setup", "random"; "" for synthesis only
 }
@@ -54,12 +56,12 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	backend := cfg.Backend
-	switch backend {
-	case "gpu":
-		return ErrGPUNotBuilt
-	case "auto":
-		backend = "cpu"
+	backend, eng, err := openBackend(cfg, log)
+	if err != nil {
+		return err
+	}
+	if closer, ok := eng.(interface{ Close() error }); ok {
+		defer closer.Close()
 	}
 
 	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x70657266626f74)) // "perfbot"
@@ -81,6 +83,9 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		Aux:         shape.NumAux(),
 		Backend:     backend,
 		SRS:         cfg.SRS,
+	}
+	if g, ok := eng.(*gpu.Engine); ok {
+		info.GPU = g.Device().Name
 	}
 	log.Info("circuit", "circuit", cfg.Circuit, "requested", cfg.Constraints,
 		"constraints", info.Constraints, "blocks", blocks, "inputs", info.Inputs, "aux", info.Aux)
@@ -109,7 +114,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	m := newMeter()
 	for i := range cfg.Warmup + cfg.Count {
 		warm := i < cfg.Warmup
-		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng)
+		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
 		if err != nil {
 			return fmt.Errorf("proof %d: %w", i+1, err)
 		}
@@ -129,6 +134,35 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	}
 	return nil
 }
+
+// openBackend resolves --backend: "cpu" is gnark-crypto; "gpu" loads the
+// CUDA library and opens device 0, and fails saying why when it cannot;
+// "auto" takes the GPU when that works and says why it fell back when not.
+// A nil Engine means the CPU.
+func openBackend(cfg Config, log *slog.Logger) (string, groth16.Engine, error) {
+	if cfg.Backend == "cpu" {
+		return "cpu", nil, nil
+	}
+	lib, err := gpu.Open(cfg.CUDALib)
+	var eng *gpu.Engine
+	if err == nil {
+		eng, err = lib.NewEngine(0)
+	}
+	if err != nil {
+		if cfg.Backend == "gpu" {
+			return "", nil, fmt.Errorf("%w: %w", ErrBackend, err)
+		}
+		log.Info("backend auto: using the CPU", "reason", err)
+		return "cpu", nil, nil
+	}
+	d := eng.Device()
+	log.Info("backend gpu", "device", d.Name, "uuid", d.UUID, "sm", fmt.Sprintf("%d.%d", d.Major, d.Minor),
+		"memory_gib", d.Memory>>30, "library", lib.Path)
+	return "gpu", eng, nil
+}
+
+// ErrBackend wraps why --backend gpu cannot run.
+var ErrBackend = errors.New("--backend gpu cannot run")
 
 // peakRSS returns the process's peak resident set size in bytes (Linux
 // reports ru_maxrss in KiB), or 0 when it cannot be read.
@@ -169,7 +203,7 @@ func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) 
 
 // proveOnce synthesizes the witness and, for a full proof, proves it; each
 // phase is measured, and total covers everything.
-func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand) (ProofResult, error) {
+func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand, eng groth16.Engine) (ProofResult, error) {
 	var res ProofResult
 	start := m.read()
 
@@ -196,11 +230,23 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		if err != nil {
 			return res, err
 		}
+		stepper, _ := eng.(interface{ TakeSteps() []gpu.Step })
 		opts := groth16.ProveOptions{
+			Engine: eng,
 			Phase: func(name string, run func() error) error {
+				if stepper != nil {
+					stepper.TakeSteps() // steps of this phase only
+				}
 				ms, err := m.run(ctx, name, run)
 				if err != nil {
 					return err
+				}
+				if stepper != nil {
+					// Device steps as extra units: msm_h's sort becomes
+					// sort-sec/op on the msm_h line.
+					for _, st := range stepper.TakeSteps() {
+						ms.Metrics = append(ms.Metrics, Metric{st.Seconds, st.Name + "-sec/op"})
+					}
 				}
 				res.Measurements = append(res.Measurements, ms)
 				return nil

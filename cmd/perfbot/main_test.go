@@ -75,7 +75,7 @@ func TestBadInputExitsTwoWithAClearMessage(t *testing.T) {
 		{[]string{"prove", "--phases", "msm"}, `unknown phase set "msm": allowed values are all, synthesis`},
 		{[]string{"prove", "--srs", "x"}, `allowed values are setup, random`},
 		{[]string{"prove", "--count", "0"}, `at least 1`},
-		{[]string{"prove", "--backend", "gpu"}, `GPU backend is not built yet`},
+		{[]string{"prove", "--backend", "gpu", "--cuda-lib", "/nonexistent/libperfbot_cuda.so"}, `--backend gpu cannot run: the CUDA library is not found at /nonexistent/libperfbot_cuda.so`},
 		{[]string{"prove", "--srs", "random", "--verify"}, `cannot verify`},
 		{[]string{"prove", "--no-such-flag"}, `unknown flag: --no-such-flag`},
 		{[]string{"prove", "extra"}, `takes no arguments`},

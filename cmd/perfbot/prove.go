@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,9 +51,6 @@ realistic but such proofs cannot verify.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef(cmd, "%v", err)
 			}
-			if cfg.Backend == "gpu" {
-				return usagef(cmd, "%v", prover.ErrGPUNotBuilt)
-			}
 			if cfg.KeyDir == "" {
 				cfg.KeyDir = defaultKeyDir()
 			}
@@ -67,7 +65,8 @@ realistic but such proofs cannot verify.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Circuit, "circuit", "sha256", "workload circuit: "+strings.Join(prover.Circuits, ", "))
 	f.StringVar(&constraints, "constraints", "2^16", "circuit size, as 65536 or 2^16 (rounded up to whole SHA-256 blocks; at most 2^28)")
-	f.StringVar(&cfg.Backend, "backend", "cpu", "where NTT and MSM run: "+strings.Join(prover.Backends, ", "))
+	f.StringVar(&cfg.Backend, "backend", "cpu", "where NTT and MSM run: "+strings.Join(prover.Backends, ", ")+" (gpu needs libperfbot_cuda.so: make cuda)")
+	f.StringVar(&cfg.CUDALib, "cuda-lib", "", "path of libperfbot_cuda.so (default: $PERFBOT_CUDA_LIB, then next to the perfbot binary)")
 	f.StringVar(&cfg.Phases, "phases", "all", "what to run: all (a whole proof) or synthesis (synthesis alone)")
 	f.StringVar(&cfg.SRS, "srs", "setup", "keys: setup (real, cached, proofs verify) or random (random points, proofs cannot verify)")
 	f.IntVar(&cfg.Count, "count", 1, "measured proofs")
@@ -117,6 +116,9 @@ func runProve(cmd *cobra.Command, cfg prover.Config, cpuprofile, outPath string)
 	}
 	sink := &benchSink{w: out, cfg: &cfg}
 	if err := prover.Run(cmd.Context(), cfg, sink); err != nil {
+		if errors.Is(err, prover.ErrBackend) {
+			return usagef(cmd, "%v", err) // a setup problem: exit 2, nothing written
+		}
 		return err
 	}
 	if commit != nil {
@@ -134,7 +136,7 @@ type benchSink struct {
 
 func (s *benchSink) Start(info prover.Info) error {
 	s.run = info
-	return prover.WriteHeader(s.w, prover.HostHeader(info.Backend, info.SRS))
+	return prover.WriteHeader(s.w, prover.HostHeader(info.Backend, info.GPU, info.SRS))
 }
 
 func (s *benchSink) Proof(p prover.ProofResult) error {

@@ -1,0 +1,359 @@
+//go:build cgo
+
+package gpu
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../cuda
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+#include "perfbot_cuda.h"
+
+typedef struct {
+	void *abi_version, *device_count, *device_info, *open, *close;
+	void *g1_upload, *g1_free, *msm_g1, *ntt, *quotient;
+} pb_fns;
+
+// pb_load opens the library and resolves every entry point; it returns
+// NULL or dlerror()'s message.
+static const char *pb_load(const char *path, void **handle, pb_fns *f) {
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*handle) return dlerror();
+#define PB_SYM(field, name) if (!(f->field = dlsym(*handle, name))) return dlerror();
+	PB_SYM(abi_version, "perfbot_cuda_abi_version")
+	PB_SYM(device_count, "perfbot_cuda_device_count")
+	PB_SYM(device_info, "perfbot_cuda_device_info")
+	PB_SYM(open, "perfbot_cuda_open")
+	PB_SYM(close, "perfbot_cuda_close")
+	PB_SYM(g1_upload, "perfbot_cuda_g1_upload")
+	PB_SYM(g1_free, "perfbot_cuda_g1_free")
+	PB_SYM(msm_g1, "perfbot_cuda_msm_g1")
+	PB_SYM(ntt, "perfbot_cuda_ntt")
+	PB_SYM(quotient, "perfbot_cuda_quotient")
+#undef PB_SYM
+	return NULL;
+}
+
+static int32_t pb_abi_version(pb_fns *f) { return ((int32_t (*)(void))f->abi_version)(); }
+static int32_t pb_device_count(pb_fns *f, int32_t *n, perfbot_cuda_error *e) {
+	return ((int32_t (*)(int32_t *, perfbot_cuda_error *))f->device_count)(n, e);
+}
+static int32_t pb_device_info(pb_fns *f, int32_t d, perfbot_cuda_device *i, perfbot_cuda_error *e) {
+	return ((int32_t (*)(int32_t, perfbot_cuda_device *, perfbot_cuda_error *))f->device_info)(d, i, e);
+}
+static int32_t pb_open(pb_fns *f, int32_t d, perfbot_cuda_ctx **c, perfbot_cuda_error *e) {
+	return ((int32_t (*)(int32_t, perfbot_cuda_ctx **, perfbot_cuda_error *))f->open)(d, c, e);
+}
+static void pb_close(pb_fns *f, perfbot_cuda_ctx *c) { ((void (*)(perfbot_cuda_ctx *))f->close)(c); }
+static int32_t pb_g1_upload(pb_fns *f, perfbot_cuda_ctx *c, const void *p, uint64_t n, perfbot_cuda_points **o,
+                            perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, const void *, uint64_t, perfbot_cuda_points **, perfbot_cuda_error *))
+	            f->g1_upload)(c, p, n, o, e);
+}
+static void pb_g1_free(pb_fns *f, perfbot_cuda_points *p) { ((void (*)(perfbot_cuda_points *))f->g1_free)(p); }
+static int32_t pb_msm_g1(pb_fns *f, perfbot_cuda_ctx *c, perfbot_cuda_points *p, const void *s, uint64_t n, void *out,
+                         perfbot_cuda_timings *t, perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, const perfbot_cuda_points *, uint64_t, const void *, uint64_t, int32_t,
+	                     void *, perfbot_cuda_timings *, perfbot_cuda_error *))f->msm_g1)(c, p, 0, s, n, 0, out, t, e);
+}
+static int32_t pb_ntt(pb_fns *f, perfbot_cuda_ctx *c, void *d, int32_t log_n, int32_t dir, const void *w,
+                      const void *g, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, void *, int32_t, int32_t, const void *, const void *, int32_t,
+	                     perfbot_cuda_timings *, perfbot_cuda_error *))f->ntt)(c, d, log_n, dir, w, g, 0, t, e);
+}
+static int32_t pb_quotient(pb_fns *f, perfbot_cuda_ctx *c, void *a, const void *b, const void *cc, int32_t log_n,
+                           const void *w, const void *g, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, void *, const void *, const void *, int32_t, const void *, const void *,
+	                     perfbot_cuda_timings *, perfbot_cuda_error *))f->quotient)(c, a, b, cc, log_n, w, g, t, e);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+)
+
+// Available reports whether this binary can load the library at all
+// (it was built with cgo).
+const Available = true
+
+// The C structs match gnark-crypto's layouts byte for byte; these checks
+// fail the build if either side changes.
+var (
+	_ [unsafe.Sizeof(bls12381.G1Affine{}) - 96]struct{}
+	_ [96 - unsafe.Sizeof(bls12381.G1Affine{})]struct{}
+	_ [unsafe.Sizeof(bls12381.G1Jac{}) - 144]struct{}
+	_ [144 - unsafe.Sizeof(bls12381.G1Jac{})]struct{}
+	_ [unsafe.Sizeof(fr.Element{}) - 32]struct{}
+	_ [32 - unsafe.Sizeof(fr.Element{})]struct{}
+)
+
+// A Library is libperfbot_cuda.so, loaded once per process (dlopen keeps
+// it mapped; it is never closed).
+type Library struct {
+	Path   string
+	handle unsafe.Pointer
+	fns    C.pb_fns
+}
+
+var (
+	libMu  sync.Mutex
+	loaded = map[string]*Library{}
+)
+
+func load(path string) (*Library, error) {
+	libMu.Lock()
+	defer libMu.Unlock()
+	if l, ok := loaded[path]; ok {
+		return l, nil
+	}
+	l := &Library{Path: path}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	if msg := C.pb_load(cpath, &l.handle, &l.fns); msg != nil {
+		return nil, fmt.Errorf("load %s: %s", path, C.GoString(msg))
+	}
+	if v := int(C.pb_abi_version(&l.fns)); v != ABIVersion {
+		return nil, fmt.Errorf("load %s: ABI version %d, this binary needs %d: rebuild the library (make cuda) from this revision", path, v, ABIVersion)
+	}
+	loaded[path] = l
+	return l, nil
+}
+
+func cerr(what string, rc C.int32_t, e *C.perfbot_cuda_error) error {
+	if rc == 0 {
+		return nil
+	}
+	err := &Error{Code: int(rc), Op: what, Message: C.GoString(&e.message[0])}
+	return err
+}
+
+// Devices lists the CUDA devices the library sees; none (not an error)
+// on a machine without a GPU or driver.
+func (l *Library) Devices() ([]Device, error) {
+	var n C.int32_t
+	var e C.perfbot_cuda_error
+	if err := cerr("device count", C.pb_device_count(&l.fns, &n, &e), &e); err != nil {
+		return nil, err
+	}
+	out := make([]Device, 0, int(n))
+	for i := range int(n) {
+		var info C.perfbot_cuda_device
+		if err := cerr("device info", C.pb_device_info(&l.fns, C.int32_t(i), &info, &e), &e); err != nil {
+			return nil, err
+		}
+		out = append(out, Device{
+			Index:           i,
+			Name:            C.GoString(&info.name[0]),
+			UUID:            C.GoString(&info.uuid[0]),
+			Major:           int(info.major),
+			Minor:           int(info.minor),
+			Multiprocessors: int(info.multiprocessors),
+			DriverVersion:   int(info.driver_version),
+			RuntimeVersion:  int(info.runtime_version),
+			Memory:          uint64(info.total_memory),
+		})
+	}
+	return out, nil
+}
+
+// An Engine runs a proof's G1 MSMs and its quotient on one device, and
+// the G2 MSM on the CPU. It implements groth16.Engine. Calls are
+// serialized; Close releases the device context.
+type Engine struct {
+	lib    *Library
+	device Device
+
+	mu    sync.Mutex
+	ctx   *C.perfbot_cuda_ctx
+	steps map[string]float64 // seconds per step since the last TakeSteps
+	order []string
+}
+
+// NewEngine opens a context on device index dev.
+func (l *Library) NewEngine(dev int) (*Engine, error) {
+	devs, err := l.Devices()
+	if err != nil {
+		return nil, err
+	}
+	if dev < 0 || dev >= len(devs) {
+		if len(devs) == 0 {
+			return nil, fmt.Errorf("%w: the library loaded but sees no CUDA device", ErrNoDevice)
+		}
+		return nil, fmt.Errorf("device %d: there are %d", dev, len(devs))
+	}
+	e := &Engine{lib: l, device: devs[dev], steps: map[string]float64{}}
+	var ce C.perfbot_cuda_error
+	if err := cerr("open", C.pb_open(&l.fns, C.int32_t(dev), &e.ctx, &ce), &ce); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Device describes the engine's device.
+func (e *Engine) Device() Device { return e.device }
+
+// Close releases the device context.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx != nil {
+		C.pb_close(&e.lib.fns, e.ctx)
+		e.ctx = nil
+	}
+	return nil
+}
+
+func (e *Engine) record(prefix string, t *C.perfbot_cuda_timings) {
+	for i := range int(t.n) {
+		name := prefix + C.GoString(&t.t[i].name[0])
+		if _, ok := e.steps[name]; !ok {
+			e.order = append(e.order, name)
+		}
+		e.steps[name] += float64(t.t[i].ms) / 1e3
+	}
+}
+
+// TakeSteps returns the device steps' times since the last call, in the
+// order they first ran, and resets them.
+func (e *Engine) TakeSteps() []Step {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Step, 0, len(e.order))
+	for _, n := range e.order {
+		out = append(out, Step{Name: n, Seconds: e.steps[n]})
+	}
+	e.steps, e.order = map[string]float64{}, nil
+	return out
+}
+
+var errClosed = errors.New("gpu engine is closed")
+
+// MultiExpG1 returns Σ scalars[i]·points[i], computed on the device. The
+// points are copied for the call (a proving key's queries are not yet kept
+// resident).
+func (e *Engine) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var p bls12381.G1Jac
+	if len(points) != len(scalars) {
+		return p, fmt.Errorf("multiexp g1: %d points, %d scalars", len(points), len(scalars))
+	}
+	if len(points) == 0 {
+		p.X.SetOne()
+		p.Y.SetOne()
+		return p, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return p, errClosed
+	}
+	var ce C.perfbot_cuda_error
+	var pts *C.perfbot_cuda_points
+	if err := cerr("upload points", C.pb_g1_upload(&e.lib.fns, e.ctx, unsafe.Pointer(&points[0]), C.uint64_t(len(points)), &pts, &ce), &ce); err != nil {
+		return p, fmt.Errorf("multiexp g1: %w", err)
+	}
+	defer C.pb_g1_free(&e.lib.fns, pts)
+	var t C.perfbot_cuda_timings
+	rc := C.pb_msm_g1(&e.lib.fns, e.ctx, pts, unsafe.Pointer(&scalars[0]), C.uint64_t(len(scalars)), unsafe.Pointer(&p), &t, &ce)
+	if err := cerr("msm g1", rc, &ce); err != nil {
+		return p, fmt.Errorf("multiexp g1: %w", err)
+	}
+	e.record("", &t)
+	return p, nil
+}
+
+// MultiExpG2 runs on the CPU with gnark-crypto: the G2 MSM is a small
+// share of a proof and the CUDA library has no G2 arithmetic.
+func (e *Engine) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	var p bls12381.G2Jac
+	if len(points) != len(scalars) {
+		return p, fmt.Errorf("multiexp g2: %d points, %d scalars", len(points), len(scalars))
+	}
+	if len(points) == 0 {
+		p.X.SetOne()
+		p.Y.SetOne()
+		return p, nil
+	}
+	if _, err := p.MultiExp(points, scalars, ecc.MultiExpConfig{}); err != nil {
+		return p, fmt.Errorf("multiexp g2: %w", err)
+	}
+	return p, nil
+}
+
+func logSize(n int) (int, error) {
+	if n < 2 || n&(n-1) != 0 || n > 1<<30 {
+		return 0, fmt.Errorf("length %d: want a power of two from 2 to 2^30", n)
+	}
+	return bits.TrailingZeros(uint(n)), nil
+}
+
+// QuotientH computes h = (A·B − C)/(x^n − 1) on the device, with the
+// domain and coset of gnark-crypto's fft.Domain, so its result equals
+// groth16.CPU's.
+func (e *Engine) QuotientH(a, b, c []fr.Element) error {
+	n := len(a)
+	logN, err := logSize(n)
+	if err != nil || len(b) != n || len(c) != n {
+		return fmt.Errorf("quotient h: lengths %d, %d, %d; want equal powers of two ≥ 2", len(a), len(b), len(c))
+	}
+	d := fft.NewDomain(uint64(n), fft.WithCache())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return errClosed
+	}
+	// Copies: the Domain holds Go pointers, so cgo refuses pointers into it.
+	w, g := d.Generator, d.FrMultiplicativeGen
+	var ce C.perfbot_cuda_error
+	var t C.perfbot_cuda_timings
+	rc := C.pb_quotient(&e.lib.fns, e.ctx, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]),
+		C.int32_t(logN), unsafe.Pointer(&w), unsafe.Pointer(&g), &t, &ce)
+	if err := cerr("quotient", rc, &ce); err != nil {
+		return fmt.Errorf("quotient h: %w", err)
+	}
+	e.record("", &t)
+	return nil
+}
+
+// NTT transforms data in place on the device, natural order in and out,
+// with gnark-crypto's root of unity for len(data): forward evaluates,
+// inverse interpolates; with coset the points are g·ω^i, g being
+// fr's multiplicative generator (gnark-crypto's fft.OnCoset()).
+func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error {
+	logN, err := logSize(len(data))
+	if err != nil {
+		return fmt.Errorf("ntt: %w", err)
+	}
+	d := fft.NewDomain(uint64(len(data)), fft.WithCache())
+	w, gen := d.Generator, d.FrMultiplicativeGen // copies: see QuotientH
+	var g unsafe.Pointer
+	if coset {
+		g = unsafe.Pointer(&gen)
+	}
+	dir := C.int32_t(C.PERFBOT_NTT_FORWARD)
+	if inverse {
+		dir = C.PERFBOT_NTT_INVERSE
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return errClosed
+	}
+	var ce C.perfbot_cuda_error
+	var t C.perfbot_cuda_timings
+	rc := C.pb_ntt(&e.lib.fns, e.ctx, unsafe.Pointer(&data[0]), C.int32_t(logN), dir, unsafe.Pointer(&w), g, &t, &ce)
+	if err := cerr("ntt", rc, &ce); err != nil {
+		return fmt.Errorf("ntt: %w", err)
+	}
+	e.record("", &t)
+	return nil
+}

@@ -1,0 +1,328 @@
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark-crypto/utils"
+
+	"github.com/perfbot/perfbot/prover"
+	"github.com/perfbot/perfbot/prover/gpu"
+	"github.com/perfbot/perfbot/prover/groth16"
+)
+
+// These tests run on the CPU path everywhere: a missing or broken library
+// must be reported, never crash or be skipped silently.
+
+func TestOpenMissingLibrarySaysWhereItLookedAndHowToBuild(t *testing.T) {
+	_, err := gpu.Open("/nonexistent/dir/libperfbot_cuda.so")
+	if !errors.Is(err, gpu.ErrNoLibrary) {
+		t.Fatalf("Open(missing) = %v; want ErrNoLibrary", err)
+	}
+	for _, want := range []string{"/nonexistent/dir/libperfbot_cuda.so", "make cuda"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestOpenRefusesAFileThatIsNotALibrary(t *testing.T) {
+	if !gpu.Available {
+		t.Skip("built without cgo: nothing is dlopened")
+	}
+	p := filepath.Join(t.TempDir(), "libperfbot_cuda.so")
+	if err := os.WriteFile(p, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := gpu.Open(p)
+	if err == nil || errors.Is(err, gpu.ErrNoLibrary) || !strings.Contains(err.Error(), "load "+p) {
+		t.Fatalf("Open(garbage) = %v; want a load error naming the file", err)
+	}
+}
+
+func TestCandidatesOrder(t *testing.T) {
+	t.Setenv(gpu.EnvLib, "/from/env/libperfbot_cuda.so")
+	if got := gpu.Candidates("/explicit.so"); len(got) != 1 || got[0] != "/explicit.so" {
+		t.Errorf("explicit: %v", got)
+	}
+	got := gpu.Candidates("")
+	exe, _ := os.Executable()
+	want := []string{"/from/env/libperfbot_cuda.so", filepath.Join(filepath.Dir(exe), gpu.LibName)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Candidates = %v; want %v", got, want)
+	}
+}
+
+// From here on the tests need the library and a device: on the GPU
+// machine, `make cuda` and PERFBOT_CUDA_LIB=build/libperfbot_cuda.so.
+
+var (
+	engOnce sync.Once
+	eng     *gpu.Engine
+	engErr  error
+)
+
+func engine(t testing.TB) *gpu.Engine {
+	t.Helper()
+	engOnce.Do(func() {
+		var lib *gpu.Library
+		lib, engErr = gpu.Open("")
+		if engErr == nil {
+			eng, engErr = lib.NewEngine(0)
+		}
+	})
+	switch {
+	case errors.Is(engErr, gpu.ErrNoLibrary), errors.Is(engErr, gpu.ErrNoDevice):
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", engErr)
+	case engErr != nil:
+		t.Fatalf("the CUDA library is there but does not work: %v", engErr)
+	}
+	return eng
+}
+
+func randomScalars(t testing.TB, n int) []fr.Element {
+	s := make([]fr.Element, n)
+	for i := range s {
+		if _, err := s[i].SetRandom(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// randomPoints returns n points k_i·G for fresh random k_i.
+func randomPoints(t testing.TB, n int) []bls12381.G1Affine {
+	_, _, g, _ := bls12381.Generators()
+	return bls12381.BatchScalarMultiplicationG1(&g, randomScalars(t, n))
+}
+
+func refMSM(t testing.TB, p []bls12381.G1Affine, s []fr.Element) bls12381.G1Jac {
+	var r bls12381.G1Jac
+	if _, err := r.MultiExp(p, s, ecc.MultiExpConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// naiveMSM is Σ s_i·P_i one scalar multiplication at a time: slow and
+// obviously right, for the edge cases.
+func naiveMSM(p []bls12381.G1Affine, s []fr.Element) bls12381.G1Jac {
+	var acc bls12381.G1Jac
+	acc.X.SetOne()
+	acc.Y.SetOne()
+	for i := range p {
+		var k big.Int
+		s[i].BigInt(&k)
+		var q bls12381.G1Jac
+		q.FromAffine(&p[i])
+		q.ScalarMultiplication(&q, &k)
+		acc.AddAssign(&q)
+	}
+	return acc
+}
+
+func TestMSMEqualsGnarkCryptoOnFreshRandomInputs(t *testing.T) {
+	e := engine(t)
+	for _, n := range []int{1, 2, 3, 100, 1 << 10, 1 << 16, 1 << 20} {
+		p, s := randomPoints(t, n), randomScalars(t, n)
+		got, err := e.MultiExpG1(p, s)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		want := refMSM(t, p, s)
+		if !got.Equal(&want) {
+			t.Errorf("n=%d: GPU MSM differs from gnark-crypto MultiExp", n)
+		}
+	}
+}
+
+func TestMSMEdgeCases(t *testing.T) {
+	e := engine(t)
+	const n = 1000
+	p := randomPoints(t, n)
+	var rMinus1 fr.Element
+	rMinus1.SetOne()
+	rMinus1.Neg(&rMinus1)
+	fill := func(v fr.Element) []fr.Element {
+		s := make([]fr.Element, n)
+		for i := range s {
+			s[i] = v
+		}
+		return s
+	}
+	k := randomScalars(t, 1)[0]
+	var one fr.Element
+	one.SetOne()
+	repeated := make([]bls12381.G1Affine, n)
+	for i := range repeated {
+		repeated[i] = p[i%5]
+	}
+	withInf := append([]bls12381.G1Affine(nil), p...)
+	for i := 0; i < n; i += 7 {
+		withInf[i] = bls12381.G1Affine{} // (0, 0): infinity
+	}
+	someZero := randomScalars(t, n)
+	for i := 0; i < n; i += 3 {
+		someZero[i].SetZero()
+	}
+	cases := []struct {
+		name string
+		p    []bls12381.G1Affine
+		s    []fr.Element
+	}{
+		{"zero scalars", p, fill(fr.Element{})},
+		{"scalar r-1", p, fill(rMinus1)},
+		{"all scalars equal", p, fill(k)},
+		{"all scalars one", p, fill(one)},
+		{"a third of the scalars zero", p, someZero},
+		{"repeated points", repeated, randomScalars(t, n)},
+		{"points at infinity", withInf, randomScalars(t, n)},
+	}
+	for _, tc := range cases {
+		got, err := e.MultiExpG1(tc.p, tc.s)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		want := naiveMSM(tc.p, tc.s)
+		if !got.Equal(&want) {
+			t.Errorf("%s: GPU MSM differs from Σ s_i·P_i", tc.name)
+		}
+	}
+	if _, err := e.MultiExpG1(p[:3], randomScalars(t, 2)); err == nil {
+		t.Error("3 points and 2 scalars: no error")
+	}
+}
+
+// gnarkNTT is the reference: gnark-crypto's FFT, put in natural order.
+func gnarkNTT(v []fr.Element, inverse, coset bool) {
+	d := fft.NewDomain(uint64(len(v)))
+	var opts []fft.Option
+	if coset {
+		opts = append(opts, fft.OnCoset())
+	}
+	if inverse {
+		d.FFTInverse(v, fft.DIF, opts...)
+	} else {
+		d.FFT(v, fft.DIF, opts...)
+	}
+	utils.BitReverse(v)
+}
+
+func TestNTTEqualsGnarkCryptoFFT(t *testing.T) {
+	e := engine(t)
+	sizes := []int{1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 13, 16, 18, 20, 22, 24}
+	if testing.Short() {
+		sizes = sizes[:11]
+	}
+	for _, logN := range sizes {
+		x := randomScalars(t, 1<<logN)
+		for _, mode := range []struct {
+			name           string
+			inverse, coset bool
+		}{{"forward", false, false}, {"inverse", true, false}, {"coset forward", false, true}, {"coset inverse", true, true}} {
+			want := append([]fr.Element(nil), x...)
+			gnarkNTT(want, mode.inverse, mode.coset)
+			got := append([]fr.Element(nil), x...)
+			if err := e.NTT(got, mode.inverse, mode.coset); err != nil {
+				t.Fatalf("2^%d %s: %v", logN, mode.name, err)
+			}
+			if !equal(got, want) {
+				t.Errorf("2^%d %s: GPU differs from gnark-crypto fft", logN, mode.name)
+			}
+		}
+	}
+}
+
+func equal(a, b []fr.Element) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestQuotientEqualsCPUEngine(t *testing.T) {
+	e := engine(t)
+	for _, logN := range []int{1, 10, 16, 20} {
+		n := 1 << logN
+		a, b, c := randomScalars(t, n), randomScalars(t, n), randomScalars(t, n)
+		want := append([]fr.Element(nil), a...)
+		if err := (groth16.CPU{}).QuotientH(want, append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)); err != nil {
+			t.Fatal(err)
+		}
+		bc, cc := append([]fr.Element(nil), b...), append([]fr.Element(nil), c...)
+		if err := e.QuotientH(a, b, c); err != nil {
+			t.Fatalf("2^%d: %v", logN, err)
+		}
+		if !equal(a, want) {
+			t.Errorf("2^%d: GPU quotient differs from the CPU engine", logN)
+		}
+		if !equal(b, bc) || !equal(c, cc) {
+			t.Errorf("2^%d: the GPU quotient changed b or c", logN)
+		}
+	}
+}
+
+// collect is a prover.Sink that keeps what it is given.
+type collect struct {
+	info   prover.Info
+	proofs []prover.ProofResult
+}
+
+func (c *collect) Start(i prover.Info) error        { c.info = i; return nil }
+func (c *collect) Proof(p prover.ProofResult) error { c.proofs = append(c.proofs, p); return nil }
+
+func TestGPUProofsVerify(t *testing.T) {
+	engine(t) // skips without a GPU
+	var sink collect
+	cfg := prover.Config{
+		Circuit: "sha256", Constraints: 1 << 16, Backend: "gpu", Phases: "all", SRS: "setup",
+		Count: 2, Verify: true, Seed: int64(randomScalars(t, 1)[0][0]), KeyDir: t.TempDir(),
+	}
+	if err := prover.Run(context.Background(), cfg, &sink); err != nil {
+		t.Fatalf("GPU proof: %v", err)
+	}
+	if sink.info.Backend != "gpu" || sink.info.GPU == "" {
+		t.Errorf("info: backend %q, gpu %q; want gpu and a device name", sink.info.Backend, sink.info.GPU)
+	}
+	units := map[string]bool{}
+	for _, m := range sink.proofs[0].Measurements {
+		for _, x := range m.Metrics {
+			units[m.Phase+" "+x.Unit] = true
+		}
+	}
+	for _, want := range []string{"msm_h accumulate-sec/op", "msm_h sort-sec/op", "ntt to_coset-sec/op"} {
+		if !units[want] {
+			t.Errorf("no %q on the phase lines; have %v", want, units)
+		}
+	}
+}
+
+func BenchmarkMSM(b *testing.B) {
+	e := engine(b)
+	for _, logN := range []int{16, 20} {
+		p, s := randomPoints(b, 1<<logN), randomScalars(b, 1<<logN)
+		b.Run(fmt.Sprintf("n=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.MultiExpG1(p, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

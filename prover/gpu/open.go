@@ -1,0 +1,96 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ABIVersion is the version of cuda/perfbot_cuda.h this package speaks
+// (PERFBOT_CUDA_ABI_VERSION); a library of another version is refused.
+const ABIVersion = 1
+
+// LibName is the library's file name.
+const LibName = "libperfbot_cuda.so"
+
+// EnvLib names the environment variable that points at the library.
+const EnvLib = "PERFBOT_CUDA_LIB"
+
+// ErrNoLibrary means no library was found where it is looked for;
+// ErrNoDevice that it loaded but no CUDA device answered.
+var (
+	ErrNoLibrary = errors.New("the CUDA library is not found")
+	ErrNoDevice  = errors.New("no CUDA device")
+)
+
+// A Device is one CUDA device as the library reports it.
+type Device struct {
+	Index           int
+	Name            string
+	UUID            string
+	Major, Minor    int // compute capability
+	Multiprocessors int
+	DriverVersion   int // CUDA version the driver supports, e.g. 13000
+	RuntimeVersion  int // CUDA runtime the library was built with
+	Memory          uint64
+}
+
+// An Error is a failure reported by the library, with its code
+// (PERFBOT_CUDA_ERR_*) and message.
+type Error struct {
+	Code    int
+	Op      string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("cuda %s: %s (code %d)", e.Op, e.Message, e.Code)
+}
+
+// A Step is the time of one device step (a kernel or a copy), summed over
+// the calls since the engine's last TakeSteps.
+type Step struct {
+	Name    string
+	Seconds float64
+}
+
+// Candidates returns where Open looks for the library, in order.
+func Candidates(explicit string) []string {
+	if explicit != "" {
+		return []string{explicit}
+	}
+	var out []string
+	if p := os.Getenv(EnvLib); p != "" {
+		out = append(out, p)
+	}
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, filepath.Join(filepath.Dir(exe), LibName))
+	}
+	return out
+}
+
+// Open loads the library from the first candidate that exists (see
+// Candidates). A candidate that exists but fails to load is an error, not
+// skipped: a broken library must be noticed.
+func Open(explicit string) (*Library, error) {
+	if !Available {
+		return nil, fmt.Errorf("%w: this perfbot was built without cgo (CGO_ENABLED=0), so it cannot load %s; rebuild with cgo", ErrNoLibrary, LibName)
+	}
+	cands := Candidates(explicit)
+	for _, p := range cands {
+		if _, err := os.Stat(p); err != nil {
+			if explicit != "" {
+				return nil, fmt.Errorf("%w at %s: %v; build it with `make cuda` on a machine with nvcc", ErrNoLibrary, p, err)
+			}
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		return load(abs)
+	}
+	return nil, fmt.Errorf("%w: looked in %s; build it with `make cuda` and point --cuda-lib or %s at it", ErrNoLibrary, strings.Join(cands, ", "), EnvLib)
+}
