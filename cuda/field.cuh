@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mont_ptx.cuh"
+
 #if defined(__CUDACC__)
 #define PB_HD __host__ __device__ __forceinline__
 #else
@@ -187,6 +189,9 @@ template <class P, class W> struct Fe {
   // Montgomery product a·b·R⁻¹ mod p (coarsely integrated operand
   // scanning). Every partial sum a·b + t + carry fits the double word.
   PB_HD Fe operator*(const Fe &b) const {
+#if defined(__CUDA_ARCH__) && !defined(PB_NO_PTX)
+    if constexpr (WB == 32 && (N == 8 || N == 12)) return mul_ptx(b);
+#endif
     W t[N + 2];
 #pragma unroll
     for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -218,6 +223,46 @@ template <class P, class W> struct Fe {
     return reduce_once(t, t[N]);
   }
   PB_HD Fe sqr() const { return *this * *this; }
+
+#if defined(__CUDACC__)
+  // mul_ptx is the same CIOS product with each multiply-accumulate row as
+  // one PTX carry chain (mad.lo.cc / madc.hi.cc): two chains for t += a·b_i,
+  // two for t += m·p, then a one-word shift. p < 2^(32N−1), so t stays
+  // below 2^(32(N+1)) and the top word t[N+1] is only a guard.
+  __device__ __forceinline__ Fe mul_ptx(const Fe &b) const {
+    uint32_t t[N + 2], p[N];
+#pragma unroll
+    for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++) p[i] = (uint32_t)modw(i);
+    const uint32_t *a = reinterpret_cast<const uint32_t *>(v);
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      uint32_t bi = (uint32_t)b.v[i];
+      uint32_t m;
+      if constexpr (N == 8) {
+        pb_mac_lo_8(t, a, bi);
+        pb_mac_hi_8(t, a, bi);
+        m = t[0] * (uint32_t)inv();
+        pb_mac_lo_8(t, p, m);
+        pb_mac_hi_8(t, p, m);
+      } else {
+        pb_mac_lo_12(t, a, bi);
+        pb_mac_hi_12(t, a, bi);
+        m = t[0] * (uint32_t)inv();
+        pb_mac_lo_12(t, p, m);
+        pb_mac_hi_12(t, p, m);
+      }
+#pragma unroll
+      for (int k = 0; k <= N; k++) t[k] = t[k + 1];
+      t[N + 1] = 0;
+    }
+    W tw[N];
+#pragma unroll
+    for (int i = 0; i < N; i++) tw[i] = (W)t[i];
+    return reduce_once(tw, (W)t[N]);
+  }
+#endif
 
   // from_mont returns the standard-form value (a·R⁻¹), to_mont the
   // Montgomery form of a standard value below p.

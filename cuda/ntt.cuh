@@ -11,8 +11,10 @@
 //      lo being the group's column (the four-step "twist").
 //
 // This is exactly radix-2 DIF regrouped, so the output is in bit-reversed
-// order; a last in-place pass swaps it into natural order and applies any
-// final scale (n⁻¹ for the inverse, g^−i n⁻¹ for the inverse on a coset).
+// order; the last pass writes each element straight to its natural index
+// (out of place) and applies any final scale (n⁻¹ for the inverse,
+// g^−i n⁻¹ for the inverse on a coset). With two passes or more the first
+// reads the data and writes a scratch buffer, and the last writes back.
 // Powers b^e for e < n come from two tables, b^e = hi[e >> lb]·lo[e & mask],
 // so no table of n elements is ever built.
 #pragma once
@@ -36,9 +38,13 @@ __device__ __forceinline__ uint32_t bit_rev(uint32_t x, int bits) {
 }
 
 // One DIF pass; see the file comment. blockDim.x = 2^(k−1); shared memory
-// holds the group (2^k elements) and the local roots (2^(k−1)).
-__global__ void ntt_dif_pass(DFr *a, int log_n, int s, int k, PowTable w, bool coset_in,
-                             PowTable g) {
+// holds the group (2^k elements) and the local roots (2^(k−1)). Groups are
+// disjoint, so in may equal out, except in the last pass (last = true):
+// it writes each output at its bit-reversed, natural, index, scattered
+// over the whole array, with the final scale of the element landing at
+// natural index j: none (mode 0), c (mode 1) or t.get(j) (mode 2).
+__global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, bool coset_in,
+                             PowTable g, bool last, int mode, DFr c, PowTable t) {
   extern __shared__ DFr smem[];
   DFr *x = smem;
   DFr *roots = smem + (1 << k);
@@ -56,21 +62,21 @@ __global__ void ntt_dif_pass(DFr *a, int log_n, int s, int k, PowTable w, bool c
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
     uint64_t idx = base + ((uint64_t)m << log_l);
-    DFr v = a[idx];
+    DFr v = in[idx];
     if (coset_in) v = v * g.get(idx);
     x[m] = v;
   }
   __syncthreads();
 
-  for (int t = 0; t < k; t++) {
-    uint32_t h = half >> t;
+  for (int st = 0; st < k; st++) {
+    uint32_t h = half >> st;
     uint32_t jj = tid & (h - 1);
-    uint32_t i0 = ((tid >> (k - 1 - t)) << (k - t)) + jj;
+    uint32_t i0 = ((tid >> (k - 1 - st)) << (k - st)) + jj;
     uint32_t i1 = i0 + h;
     DFr u = x[i0], v = x[i1];
     x[i0] = u + v;
     DFr d = u - v;
-    x[i1] = jj == 0 ? d : d * roots[jj << t];
+    x[i1] = jj == 0 ? d : d * roots[jj << st];
     __syncthreads();
   }
 
@@ -78,29 +84,19 @@ __global__ void ntt_dif_pass(DFr *a, int log_n, int s, int k, PowTable w, bool c
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
     DFr v = x[m];
-    if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
-    a[base + ((uint64_t)m << log_l)] = v;
+    uint64_t idx = base + ((uint64_t)m << log_l);
+    if (!last) {
+      if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
+      out[idx] = v;
+      continue;
+    }
+    uint64_t j = bit_rev((uint32_t)idx, log_n);
+    if (mode == 1)
+      v = v * c;
+    else if (mode == 2)
+      v = v * t.get(j);
+    out[j] = v;
   }
-}
-
-// In-place bit reversal with an optional scale of the element that lands
-// at natural index i: none (mode 0), a constant (mode 1), or a table power
-// t.get(i) (mode 2, the table carrying its own constant factor).
-__global__ void ntt_bit_reverse(DFr *a, int log_n, int mode, DFr c, PowTable t) {
-  uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >> log_n) return;
-  uint64_t j = bit_rev((uint32_t)i, log_n);
-  if (i > j) return;
-  DFr ai = a[i], aj = a[j];
-  if (mode == 1) {
-    ai = ai * c;
-    aj = aj * c;
-  } else if (mode == 2) {
-    ai = ai * t.get(j); // a[i] moves to j
-    aj = aj * t.get(i);
-  }
-  a[j] = ai;
-  a[i] = aj;
 }
 
 // h = (a·b − c)·z⁻¹ pointwise, into a.

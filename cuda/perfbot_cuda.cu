@@ -170,7 +170,7 @@ struct perfbot_cuda_ctx {
   // MSM scratch
   DevBuf scalars, keys, vals, keys2, vals2, sort_tmp, buckets, first, last, first_key, last_key, parts, windows;
   // NTT scratch
-  DevBuf ntt_data, qb, qc;
+  DevBuf ntt_data, ntt_scratch, qb, qc;
 
   ~perfbot_cuda_ctx() {
     for (auto &p : plans) delete p.second;
@@ -208,17 +208,25 @@ struct perfbot_cuda_ctx {
     return p;
   }
 
-  // In-place NTT of device data.
+  // In-place NTT of device data (scratch: the ctx's ntt_scratch buffer).
   void ntt(DFr *d, int log_n, int direction, const NttPlan &p, bool coset, Timer &tm) {
     const PowTable &w = direction == PERFBOT_NTT_FORWARD ? p.w : p.wi;
-    int passes = (log_n + 9) / 10;
+    const int passes = (log_n + 9) / 10;
+    const int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
+    DFr c;
+    memcpy(&c, &p.n_inv, sizeof c);
+    DFr *scratch = passes > 1 ? ntt_scratch.get<DFr>(1ull << log_n) : d;
     int s = 0;
     for (int i = 0; i < passes; i++) {
       int k = (log_n - s) / (passes - i);
       uint64_t groups = 1ull << (log_n - k);
       size_t shared = ((size_t)1 << k) * sizeof(DFr) + ((size_t)1 << (k - 1)) * sizeof(DFr);
       bool scale_in = coset && direction == PERFBOT_NTT_FORWARD && s == 0;
-      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(d, log_n, s, k, w, scale_in, p.g);
+      bool last = i == passes - 1;
+      const DFr *in = i == 0 ? d : scratch;
+      DFr *out = last ? d : scratch;
+      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, scale_in, p.g, last, mode, c,
+                                                              p.gi);
       CK_LAUNCH("ntt_dif_pass");
       s += k;
       if (tm.out) {
@@ -227,13 +235,6 @@ struct perfbot_cuda_ctx {
         tm.mark(name);
       }
     }
-    uint64_t n = 1ull << log_n;
-    int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
-    DFr c;
-    memcpy(&c, &p.n_inv, sizeof c);
-    ntt_bit_reverse<<<(n + 255) / 256, 256, 0, stream>>>(d, log_n, mode, c, p.gi);
-    CK_LAUNCH("ntt_bit_reverse");
-    tm.mark("bit_reverse");
   }
 
   static int window_bits(uint64_t n) {
