@@ -80,6 +80,7 @@ func Compare(in Input, opts Options) *Report {
 	c.warnDrift(r.Phases, base, head)
 	c.warnAttribution(r.Attribution)
 	c.warnEnv(r)
+	c.warnGPU(in, base, head)
 	r.Warnings = append(r.Warnings, c.warnings...)
 	return r
 }

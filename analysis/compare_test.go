@@ -481,3 +481,91 @@ func TestCompareLeavesItsInputUntouched(t *testing.T) {
 		t.Error("Compare modified its input")
 	}
 }
+
+// withGPU returns runs with GPU telemetry samples of benchmark added to
+// each: the i-th run's mean SM clock is clocks[i] and its throttled
+// fraction fractions[i].
+func withGPU(runs []Run, benchmark string, clocks, fractions []float64) []Run {
+	out := make([]Run, len(runs))
+	for i, run := range runs {
+		run.Samples = append(slices.Clone(run.Samples),
+			Sample{Key{benchmark, "", GPUSMClockMeanUnit}, clocks[i]},
+			Sample{Key{benchmark, "", GPUThrottledFractionUnit}, fractions[i]},
+		)
+		out[i] = run
+	}
+	return out
+}
+
+func TestCompareWarnsAboutGPUThrottlingAndClockDifferences(t *testing.T) {
+	t.Parallel()
+	g := newSynth(14, 0.005)
+	baseClocks := []float64{1980, 1975, 1985, 1980, 1978, 1982, 1980, 1990, 1970, 1980}
+	headClocks := []float64{1755, 1750, 1760, 1755, 1755, 1740, 1770, 1755, 1752, 1758}
+	base := withGPU(g.runs(baseRev, 10, nil), "process", baseClocks, []float64{0, 0, 0.25, 0, 0, 0.4, 0, 0.1, 0, 0})
+	head := withGPU(g.runs(headRev, 10, nil), "process", headClocks, make([]float64, 10))
+	// A failed run's samples never count, throttled or not.
+	crashed := withGPU(failed(baseRev, 1, StatusCrashed, "exit status 1"), "process", []float64{1000}, []float64{1})
+	base = append(base, crashed...)
+	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+
+	want := "GPU throttled during 3 of 10 runs (base), in up to 40.0% of a run's readings: timings on that side may be slowed by power or thermal limits"
+	if !slices.Contains(r.Warnings, want) {
+		t.Errorf("warnings %q lack %q", r.Warnings, want)
+	}
+	if hasWarning(r, "(head)") {
+		t.Errorf("a throttling warning for head, which never throttled: %q", r.Warnings)
+	}
+	want = "base ran at a median SM clock of 1980 MHz, head at 1755 MHz: a clock difference this large can explain a change in GPU phases"
+	if !slices.Contains(r.Warnings, want) {
+		t.Errorf("warnings %q lack %q", r.Warnings, want)
+	}
+
+	// Several GPUs: a run counts once however many of its GPUs throttled,
+	// and each GPU's clocks are compared with its own.
+	g = newSynth(15, 0.005)
+	base = g.runs(baseRev, 8, nil)
+	head = g.runs(headRev, 8, nil)
+	same := []float64{1980, 1980, 1980, 1980, 1980, 1980, 1980, 1980}
+	none := make([]float64, 8)
+	base = withGPU(withGPU(base, "process/gpu=0", same, none), "process/gpu=1", same, none)
+	head = withGPU(head, "process/gpu=0", same, []float64{0, 0.5, 0, 0, 0, 0, 0, 0.2})
+	head = withGPU(head, "process/gpu=1", []float64{1900, 1900, 1900, 1900, 1850, 1900, 1900, 1900}, []float64{0, 0.6, 0, 0, 0, 0, 0, 0})
+	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	for _, want := range []string{
+		"GPU throttled during 2 of 8 runs (head), in up to 60.0% of a run's readings: timings on that side may be slowed by power or thermal limits",
+		"process/gpu=1: base ran at a median SM clock of 1980 MHz, head at 1900 MHz: a clock difference this large can explain a change in GPU phases",
+	} {
+		if !slices.Contains(r.Warnings, want) {
+			t.Errorf("warnings %q lack %q", r.Warnings, want)
+		}
+	}
+	if n := strings.Count(strings.Join(r.Warnings, "\n"), "SM clock"); n != 1 {
+		t.Errorf("%d clock warnings, want 1 (gpu=1 only): %q", n, r.Warnings)
+	}
+	if hasWarning(r, "(base)") {
+		t.Errorf("a throttling warning for base, which never throttled: %q", r.Warnings)
+	}
+}
+
+func TestCompareIsQuietAboutGPUsThatAgreeAndNeverThrottled(t *testing.T) {
+	t.Parallel()
+	g := newSynth(16, 0.005)
+	// 1930 is 2.5% below 1980: within the 3% that clocks may differ.
+	base := withGPU(g.runs(baseRev, 10, nil), "process", slices.Repeat([]float64{1980}, 10), make([]float64, 10))
+	head := withGPU(g.runs(headRev, 10, nil), "process", slices.Repeat([]float64{1930}, 10), make([]float64, 10))
+	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	if hasWarning(r, "GPU throttled") || hasWarning(r, "SM clock") {
+		t.Errorf("GPU warnings %q for clocks within 3%% and no throttling", r.Warnings)
+	}
+	if row := findUnit(r, "", GPUSMClockMeanUnit); row == nil || row.Base.Median != 1980 || row.Head.Median != 1930 {
+		t.Errorf("SM clock row %+v: the telemetry is still compared", row)
+	}
+
+	// 1920 is 3.03% below: warned.
+	head = withGPU(g.runs(headRev, 10, nil), "process", slices.Repeat([]float64{1920}, 10), make([]float64, 10))
+	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	if !hasWarning(r, "base ran at a median SM clock of 1980 MHz, head at 1920 MHz") {
+		t.Errorf("no clock warning for a 3.03%% difference in %q", r.Warnings)
+	}
+}

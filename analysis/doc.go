@@ -23,8 +23,11 @@
 //
 // Out flows a Report: the rows, the overall verdict, the attribution of the
 // change in each benchmark's total phase to its phases, run counts and
-// failures, and Warnings, the caveats a reader must see. RenderMarkdown
-// (the PR comment), RenderText (a terminal) and RenderJSON print it.
+// failures, and Warnings, the caveats a reader must see (among them GPU
+// throttling and a difference in the sides' SM clocks, from the GPU
+// telemetry samples GPUThrottledFractionUnit and GPUSMClockMeanUnit).
+// RenderMarkdown (the PR comment), RenderText (a terminal) and RenderJSON
+// print it.
 //
 // The package does no I/O: it never opens a file, a socket or a database
 // and never reads the clock or the environment. Renderers write to the

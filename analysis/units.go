@@ -2,6 +2,18 @@ package analysis
 
 import "strings"
 
+// Units of the GPU telemetry that the runner records per benchmark
+// process and device (one value per run), which Compare checks for
+// caveats.
+const (
+	// GPUThrottledFractionUnit is the share of a run's GPU readings in
+	// which a power, thermal or other limit held the clocks down.
+	GPUThrottledFractionUnit = "gpu-throttled-fraction/run"
+	// GPUSMClockMeanUnit is a run's mean SM clock in MHz while the GPU
+	// was busy.
+	GPUSMClockMeanUnit = "gpu-sm-clock-mean-MHz/run"
+)
+
 // HigherIsBetter reports whether higher values of unit are better. Rates
 // are: a unit whose last "/"-separated part is a time ("s", "sec", "ms",
 // "us", "µs", "ns"), such as "B/s", "MB/s" or "constraints/s". Every other
@@ -9,8 +21,13 @@ import "strings"
 // "allocs/op", "instructions/op", "page-faults/op". These defaults agree
 // with benchfmt.UnitMetadataMap.GetBetter for the units it knows
 // (golang.org/x/perf/benchunit has no notion of direction); Options lists
-// the exceptions a caller knows of.
+// the exceptions a caller knows of. GPU clocks from the runner's telemetry
+// ("gpu-sm-clock-mean-MHz/run") are better higher too: a lower clock is a
+// slower card.
 func HigherIsBetter(unit string) bool {
+	if strings.HasPrefix(unit, "gpu-") && strings.Contains(unit, "-clock-") && strings.Contains(unit, "MHz") {
+		return true
+	}
 	i := strings.LastIndexByte(unit, '/')
 	if i < 0 {
 		return false

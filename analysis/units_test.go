@@ -13,6 +13,10 @@ func TestHigherIsBetterForRatesOnly(t *testing.T) {
 		"B/s": true, "MB/s": true, "constraints/s": true, "ops/sec": true, "points/ns": true,
 		// Not a time in the denominator.
 		"J/op": false, "s/op": false,
+		// GPU telemetry: clocks are better higher; energy, power and
+		// temperature are costs.
+		"gpu-sm-clock-mean-MHz/run": true, "gpu-sm-clock-min-MHz/run": true, "gpu-mem-clock-min-MHz/run": true,
+		"gpu-energy-J/run": false, "gpu-power-mean-W/run": false, "gpu-temp-max-C/run": false,
 	}
 	for unit, want := range cases {
 		if got := HigherIsBetter(unit); got != want {

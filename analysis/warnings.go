@@ -10,7 +10,8 @@ import (
 )
 
 // This file collects the caveats of a comparison into Report.Warnings,
-// in a fixed order: runs, rows, history, drift, attribution, environment.
+// in a fixed order: runs, rows, history, drift, attribution, environment,
+// GPU.
 
 // listLimit is how many series a warning names before "and N more".
 const listLimit = 6
@@ -22,6 +23,10 @@ const noisyFloorPct = 5.0
 // unexplainedLimitPct is the share of total's change that the phases
 // may leave unexplained before a warning says so.
 const unexplainedLimitPct = 50.0
+
+// gpuClockLimitPct is how far apart, in percent of base's, the sides'
+// median SM clocks may be before a warning says so.
+const gpuClockLimitPct = 3.0
 
 func (c *comparer) warnf(format string, args ...any) {
 	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
@@ -237,6 +242,70 @@ func (c *comparer) warnEnv(r *Report) {
 	if len(diffs) > 0 {
 		c.warnf("base and head ran in different environments: %s; differences may come from the machine, not the change", list(diffs, listLimit))
 	}
+}
+
+// warnGPU warns, from the GPU telemetry samples, about GPU throttling
+// during any ok run of a side (GPUThrottledFractionUnit above 0 for any
+// device) and about a difference of more than gpuClockLimitPct between
+// the sides' median SM clocks (GPUSMClockMeanUnit, series by series).
+func (c *comparer) warnGPU(in Input, base, head *side) {
+	for _, s := range []struct {
+		name string
+		runs []Run
+	}{{base.name, in.Base}, {head.name, in.Head}} {
+		throttled, measured, worst := gpuThrottling(s.runs)
+		if throttled > 0 {
+			c.warnf("GPU throttled during %d of %s (%s), in up to %s of a run's readings: timings on that side may be slowed by power or thermal limits",
+				throttled, plural(measured, "run"), s.name, formatShare(100*worst))
+		}
+	}
+	var keys []Key
+	for _, k := range c.keys {
+		if k.Unit == GPUSMClockMeanUnit && base.series[k] != nil && head.series[k] != nil {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		b, h := medianOf(base.series[k]), medianOf(head.series[k])
+		if !(math.Abs(deltaPct(b, h)) > gpuClockLimitPct) {
+			continue
+		}
+		var which string
+		if len(keys) > 1 {
+			which = c.label(k) + ": "
+		}
+		c.warnf("%sbase ran at a median SM clock of %.0f MHz, head at %.0f MHz: a clock difference this large can explain a change in GPU phases",
+			which, b, h)
+	}
+}
+
+// gpuThrottling counts the ok runs that measured GPUThrottledFractionUnit
+// and those in which it was above 0 for any device, and returns the
+// largest fraction.
+func gpuThrottling(runs []Run) (throttled, measured int, worst float64) {
+	for _, run := range runs {
+		if run.Status != StatusOK {
+			continue
+		}
+		seen, hot := false, false
+		for _, smp := range run.Samples {
+			if smp.Unit != GPUThrottledFractionUnit || !finite(smp.Value) {
+				continue
+			}
+			seen = true
+			if smp.Value > 0 {
+				hot = true
+				worst = max(worst, smp.Value)
+			}
+		}
+		if seen {
+			measured++
+		}
+		if hot {
+			throttled++
+		}
+	}
+	return throttled, measured, worst
 }
 
 func envValue(v string, ok bool) string {

@@ -9,7 +9,10 @@
 // (golang.org/x/perf/benchfmt) and classifies how it ended. Out flows a
 // Result: the run's status, detail and samples, the benchmark file's
 // configuration lines, warnings, the counters that could not be opened
-// and why, the tail of standard error and the wall time.
+// and why, the tail of standard error and the wall time. While the
+// process runs, every GPU is sampled through NVML (clocks, power,
+// temperature, utilization, memory, clock event reasons, energy), and the
+// readings are summarized into process samples as well.
 //
 // Fingerprint describes the machine a run happened on (CPU, memory,
 // kernel, GPUs through NVML) so that runs from different machines are

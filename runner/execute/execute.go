@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -23,10 +24,26 @@ const DefaultStderrTail = 64 << 10
 
 // ProcessBenchmark is the Key.Benchmark of the samples that describe the
 // whole benchmark process rather than one of its benchmarks: wall time,
-// peak RSS and the perf counters. Their Phase is empty and their units end
-// in "/run" (one value per process run), for example
-// "task-clock-sec/run" or "page-faults/run". go test never prints this
-// name: its benchmark names never start with a lower-case letter.
+// peak RSS, the perf counters and the GPU telemetry. Their Phase is empty
+// and their units end in "/run" (one value per process run), for example
+// "task-clock-sec/run", "page-faults/run" or "gpu-energy-J/run". go test
+// never prints this name: its benchmark names never start with a
+// lower-case letter.
+//
+// On a machine with more than one GPU, each device's telemetry samples
+// are named "process/gpu=N", N being NVML's device index (the order
+// nvidia-smi shows, which may differ from CUDA's), so that devices never
+// mix; with one GPU they are plain "process" samples. The GPU units are
+// gpu-energy-J/run, gpu-power-mean-W/run, gpu-sm-clock-min-MHz/run,
+// gpu-sm-clock-mean-MHz/run, gpu-mem-clock-min-MHz/run,
+// gpu-temp-max-C/run, gpu-util-mean-pct/run, gpu-mem-util-mean-pct/run,
+// gpu-mem-used-max-B/run and gpu-throttled-fraction/run: the share of
+// readings whose clock event reasons include any but GPU idle and
+// applications clocks setting (so SW power cap, HW slowdown, sync boost,
+// SW and HW thermal slowdown, HW power brake, display clock setting,
+// board limit and reliability all count). The clock minima and means
+// cover the readings in which the GPU was busy, since an idle GPU lowers
+// its clocks by design.
 const ProcessBenchmark = "process"
 
 // A Spec says how to run one benchmark process.
@@ -52,9 +69,14 @@ type Spec struct {
 	// keep; 0 means DefaultStderrTail.
 	StderrTail int
 	// Name, when set, names the benchmark command in its process samples:
-	// their Key.Benchmark becomes "process/benchmark=NAME", so the process
-	// counters of two commands never mix.
+	// their Key.Benchmark becomes "process/benchmark=NAME" (and
+	// "process/benchmark=NAME/gpu=N" for a GPU's), so the process counters
+	// of two commands never mix.
 	Name string
+	// TelemetryInterval is how often every GPU is sampled while the
+	// process runs. 0 means Timeout/500 within [20ms, 500ms], or 100ms
+	// without a Timeout; an explicit value must be at least 1ms.
+	TelemetryInterval time.Duration
 }
 
 // A Result is what one benchmark process did.
@@ -76,7 +98,12 @@ type Result struct {
 	// Unavailable maps each process measurement that could not be taken
 	// to the reason: perf's event name ("instructions", "cache-misses",
 	// …) for a counter the kernel refused, "peak-rss" for a peak RSS that
-	// cannot be told apart from perfbot's own.
+	// cannot be told apart from perfbot's own, "gpu-telemetry" when NVML
+	// cannot be used at all (no NVIDIA driver, no GPU), and "gpu-FIELD"
+	// for a GPU reading that NVML refused ("gpu-power", "gpu-sm-clock",
+	// "gpu-mem-clock", "gpu-temp", "gpu-util", "gpu-mem-used",
+	// "gpu-clock-reasons", "gpu-energy"), with the device's "/gpu=N"
+	// suffix when there are several.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 	// StderrTail is the end of the process's standard error, cut at a
 	// line boundary.
@@ -90,7 +117,9 @@ type Result struct {
 // set and, if spec.CPUs is set, pinning the thread: the process and all
 // its descendants inherit both. When the process exits, any process left
 // in its group is killed; when spec.Timeout passes, the whole group is
-// killed.
+// killed. From just before the start until the exit, another goroutine
+// samples every GPU through NVML (see ProcessBenchmark); without NVML the
+// run has no GPU samples and Result.Unavailable says why.
 //
 // How the process ended is the Result's status: crashed for a non-zero
 // exit or a signal, timed-out at the limit, no-output for an exit 0
@@ -99,10 +128,18 @@ type Result struct {
 // cannot be started, or ctx ending before the process did (the partial
 // result is then no measurement and is not returned).
 func Run(ctx context.Context, spec Spec) (Result, error) {
+	return run(ctx, spec, nvml.New())
+}
+
+// run is Run with the NVML library given.
+func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	if len(spec.Args) == 0 {
 		return Result{}, errors.New("run benchmark: empty command line")
 	}
 	name := filepath.Base(spec.Args[0])
+	if spec.TelemetryInterval < 0 || spec.TelemetryInterval > 0 && spec.TelemetryInterval < time.Millisecond {
+		return Result{}, fmt.Errorf("run %s: telemetry interval %v: must be at least 1ms, or 0 for the default", name, spec.TelemetryInterval)
+	}
 	env, err := childEnv(spec.Env)
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
@@ -146,7 +183,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		},
 	}
 	done := make(chan process, 1)
-	go func() { done <- runLocked(ctx, cmd, spec.Timeout, spec.CPUs, cpus) }()
+	gpus := sampler{lib: lib, interval: spec.telemetryInterval()}
+	go func() { done <- runLocked(ctx, cmd, spec.Timeout, spec.CPUs, cpus, gpus) }()
 	p := <-done
 	if p.err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, p.err)
@@ -197,7 +235,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Run.Status = analysis.StatusOK
 	if spec.Name != "" {
 		for i := range p.samples {
-			p.samples[i].Benchmark = ProcessBenchmark + "/benchmark=" + spec.Name
+			// Keep a GPU's "/gpu=N" suffix.
+			rest := strings.TrimPrefix(p.samples[i].Benchmark, ProcessBenchmark)
+			p.samples[i].Benchmark = ProcessBenchmark + "/benchmark=" + spec.Name + rest
 		}
 	}
 	res.Run.Samples = append(out.samples, p.samples...)
@@ -229,8 +269,9 @@ type process struct {
 // perf events opened on that thread and its CPU affinity pass to the
 // process tree. It never unlocks the thread: when the goroutine returns,
 // the runtime ends the thread, so a thread with a changed affinity is never
-// handed to other goroutines.
-func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList []int, cpus unix.CPUSet) (p process) {
+// handed to other goroutines. gpus samples the GPUs from just before the
+// start until the exit, on goroutines of their own.
+func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList []int, cpus unix.CPUSet, gpus sampler) (p process) {
 	runtime.LockOSThread()
 	if len(cpuList) > 0 {
 		if err := pinThread(cpuList, cpus); err != nil {
@@ -238,6 +279,10 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 			return p
 		}
 	}
+	// Start the GPU sampling first: waiting for NVML to initialize must
+	// count neither in the counters nor in perfbot's peak RSS before the
+	// run (NVML's library grows it).
+	gpu := gpus.start()
 	ctrs := openCounters()
 	defer ctrs.close()
 	ctrs.start()
@@ -246,6 +291,7 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		gpu.stop()
 		p.err = err
 		return p
 	}
@@ -258,6 +304,7 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 	close(exited)
 	p.stop = <-stopped
 	ctrs.stop()
+	gpuSamples, gpuWarnings, gpuUnavailable := gpu.stop()
 
 	if cmd.ProcessState == nil {
 		p.err = fmt.Errorf("wait: %w", waitErr)
@@ -290,6 +337,11 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 		}
 	} else {
 		ctrs.unavailable["peak-rss"] = "no rusage from wait"
+	}
+	p.samples = append(p.samples, gpuSamples...)
+	p.warnings = append(p.warnings, gpuWarnings...)
+	for k, v := range gpuUnavailable {
+		ctrs.unavailable[k] = v
 	}
 	p.unavailable = ctrs.unavailable
 	return p
