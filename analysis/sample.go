@@ -87,4 +87,22 @@ type Run struct {
 	Status   Status   `json:"status"`
 	Detail   string   `json:"detail,omitempty"` // why it failed: exit status, stderr tail
 	Samples  []Sample `json:"samples,omitempty"`
+	// Profiles are the profiles the run wrote, if its benchmark asked for
+	// them; analysis reads them to explain regressed CPU phases.
+	Profiles []Profile `json:"-"`
 }
+
+// A Profile is one profile a benchmark run wrote.
+type Profile struct {
+	// Benchmark is the benchmark command that wrote it (the runner's
+	// benchmark name, as in "process/benchmark=NAME").
+	Benchmark string
+	// Kind is what was profiled: ProfileCPU.
+	Kind string
+	// Data is the profile as written: pprof's gzipped protocol buffer,
+	// with samples labelled phase=NAME by the prover.
+	Data []byte
+}
+
+// ProfileCPU is the Kind of a CPU profile.
+const ProfileCPU = "cpu"
