@@ -31,7 +31,9 @@ type Input struct {
 // Mann-Whitney U (benchmath.AssumeNothing, as benchstat does), corrects
 // the p-values with Holm's method within a family, and compares |Δ%| with
 // the series' noise floor. Failed runs are counted and reported, never
-// compared. Zero fields of opts take their defaults.
+// compared. Every regressed sec/op row of a CPU phase is then explained
+// by the CPU profiles of the runs, where both sides have them (see
+// ProfileDiff). Zero fields of opts take their defaults.
 func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
@@ -81,6 +83,7 @@ func Compare(in Input, opts Options) *Report {
 	c.warnAttribution(r.Attribution)
 	c.warnEnv(r)
 	c.warnGPU(in, base, head)
+	r.ProfileDiffs = c.explainProfiles(in, r.Phases)
 	r.Warnings = append(r.Warnings, c.warnings...)
 	return r
 }

@@ -21,15 +21,24 @@
 //     floor; HigherIsBetter says which way is worse), no-change, or
 //     inconclusive with a reason (too few runs, too noisy, runs failed).
 //
+// Where runs carry CPU profiles (Run.Profiles, samples labelled
+// phase=NAME), every regressed sec/op row of a CPU phase is explained by a
+// ProfileDiff: each side's profiles merged, the phase's samples kept, and
+// the functions whose flat and cumulative shares grew the most (see
+// DiffProfiles). A phase counts as a CPU phase when both sides' profiles
+// hold enough of its samples; GPU phases hold few.
+//
 // Out flows a Report: the rows, the overall verdict, the attribution of the
-// change in each benchmark's total phase to its phases, run counts and
-// failures, and Warnings, the caveats a reader must see (among them GPU
-// throttling and a difference in the sides' SM clocks, from the GPU
-// telemetry samples GPUThrottledFractionUnit and GPUSMClockMeanUnit).
+// change in each benchmark's total phase to its phases, the profile diffs,
+// run counts and failures, and Warnings, the caveats a reader must see
+// (among them GPU throttling and a difference in the sides' SM clocks,
+// from the GPU telemetry samples GPUThrottledFractionUnit and
+// GPUSMClockMeanUnit, and profiles that did not parse).
 // RenderMarkdown (the PR comment), RenderText (a terminal) and RenderJSON
 // print it.
 //
 // The package does no I/O: it never opens a file, a socket or a database
-// and never reads the clock or the environment. Renderers write to the
-// io.Writer they are given.
+// and never reads the clock or the environment. Profiles arrive as bytes
+// and are parsed with github.com/google/pprof/profile. Renderers write to
+// the io.Writer they are given.
 package analysis

@@ -69,6 +69,14 @@ func formatShare(x float64) string {
 	return fmt.Sprintf("%.1f%%", x)
 }
 
+// formatPP formats a signed change of a share in percentage points.
+func formatPP(x float64) string {
+	if math.Abs(x) < 0.05 {
+		return "0.0 pp"
+	}
+	return fmt.Sprintf("%+.1f pp", x)
+}
+
 // formatP formats a p-value to benchstat's precision.
 func formatP(p float64) string {
 	if p < 0.001 {

@@ -8,10 +8,12 @@ import (
 
 // RenderMarkdown writes r as the PR comment: SummaryMarker, the verdict
 // and the sentence it rests on, a table of the primary-unit rows per
-// benchmark, then collapsed sections for the warnings (with the failed
-// runs' output), the attribution, every other unit, the environment and
-// how to reproduce the numbers with benchstat (left out of an error
-// report, which has no numbers).
+// benchmark (under it, for each phase a profile diff explains, one line
+// with the function whose share grew the most and a collapsed section
+// with the top functions), then collapsed sections for the warnings
+// (with the failed runs' output), the attribution, every other unit, the
+// environment and how to reproduce the numbers with benchstat (left out
+// of an error report, which has no numbers).
 func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	var b strings.Builder
 	b.WriteString(SummaryMarker + "\n")
@@ -33,6 +35,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	for _, g := range groupRows(r.Phases, true) {
 		b.WriteString("\n")
 		mdTable(&b, g, "####")
+		for _, e := range explainedRows(r, g) {
+			mdProfileDiff(&b, e)
+		}
 	}
 
 	if len(r.Warnings) > 0 || len(r.Failures) > 0 {
@@ -71,6 +76,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		for _, g := range groupRows(r.Phases, false) {
 			b.WriteString("\n")
 			mdTable(&b, g, "#####")
+			for _, e := range explainedRows(r, g) {
+				mdProfileDiff(&b, e)
+			}
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -130,6 +138,33 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s | %s | %s |\n",
 			mdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.ci, t.floor, verdict)
 	}
+}
+
+// mdProfileDiff writes what a profile diff found in one line, then its
+// tables in a collapsed section.
+func mdProfileDiff(b *strings.Builder, e explainedRow) {
+	d := e.diff
+	strong := func(s string) string { return "**" + mdText(s) + "**" }
+	fmt.Fprintf(b, "\n%s\n", profileLine(e, strong, mdCode, mdText))
+	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", profileWhat(d), mdText(d.Phase))
+	fmt.Fprintf(b, "Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points.\n",
+		profileWhat(d), mdText(d.Phase),
+		profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
+		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit))
+	for _, t := range []struct {
+		kind   string
+		shares []FuncShare
+	}{{"flat", d.Flat}, {"cum", d.Cum}} {
+		if len(t.shares) == 0 {
+			fmt.Fprintf(b, "\nNo function's %s share grew.\n", t.kind)
+			continue
+		}
+		fmt.Fprintf(b, "\n| function (%s) | base | head | Δ |\n| :-- | --: | --: | --: |\n", t.kind)
+		for _, f := range t.shares {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(shortFuncName(f.Name)), formatShare(f.Base), formatShare(f.Head), formatPP(f.Delta))
+		}
+	}
+	b.WriteString("\n</details>\n")
 }
 
 // mdAttribution writes one benchmark's attribution.

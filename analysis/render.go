@@ -93,6 +93,67 @@ func (g rowGroup) firstColumn() string {
 	return "benchmark"
 }
 
+// An explainedRow is a row and the profile diff that explains it.
+type explainedRow struct {
+	row  Row
+	diff ProfileDiff
+}
+
+// explainedRows returns the rows of g that one of r's profile diffs
+// explains, in the group's order.
+func explainedRows(r *Report, g rowGroup) []explainedRow {
+	var out []explainedRow
+	for _, row := range g.rows {
+		if row.Unit != timeUnit {
+			continue
+		}
+		for _, d := range r.ProfileDiffs {
+			if d.Benchmark == row.Benchmark && d.Phase == row.Phase {
+				out = append(out, explainedRow{row, d})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// profileLine says in one line what a profile diff found: the phase, its
+// change, and the function whose flat share grew the most (its
+// cumulative share when no flat share grew). strong formats the phase,
+// code a function name and text plain text, for the rendering at hand.
+func profileLine(e explainedRow, strong, code, text func(string) string) string {
+	s := fmt.Sprintf("%s %s (%s): ", strong(e.row.Phase), formatPct(e.row.DeltaPct), text(formatPEq(e.row.PValue)))
+	top, kind := e.diff.Flat, "flat"
+	if len(top) == 0 {
+		top, kind = e.diff.Cum, "cum"
+	}
+	if len(top) == 0 {
+		return s + text(fmt.Sprintf("no function's share of the %s samples grew", profileWhat(e.diff)))
+	}
+	f := top[0]
+	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s)",
+		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head))
+}
+
+// profileWhat names what a profile diff compares: "CPU", or its sample
+// type.
+func profileWhat(d ProfileDiff) string {
+	if d.SampleType == cpuSampleType {
+		return "CPU"
+	}
+	return d.SampleType
+}
+
+// profileSide describes one side of a profile diff: "12 profiles, 9.620s
+// in 962 samples".
+func profileSide(profiles int, samples, value int64, unit string) string {
+	v := fmt.Sprintf("%d %s", value, unit)
+	if unit == "nanoseconds" {
+		v = formatValue(float64(value)/1e9, "sec")
+	}
+	return fmt.Sprintf("%s, %s in %s", plural(profiles, "profile"), v, plural(int(samples), "sample"))
+}
+
 // rowText is a row's cells, formatted.
 type rowText struct {
 	base, head, delta, p, ci, floor, verdict string

@@ -47,7 +47,29 @@ func goldenInput() Input {
 	}
 }
 
-func goldenReport() *Report { return Compare(goldenInput(), DefaultOptions()) }
+// goldenReport is the comparison of goldenInput, with msm_h's regression
+// explained by a CPU profile diff made up for the golden files (Compare
+// makes real ones from the runs' profiles, which goldenInput has none of).
+func goldenReport() *Report {
+	r := Compare(goldenInput(), DefaultOptions())
+	r.ProfileDiffs = []ProfileDiff{{
+		Benchmark: proveBench, Phase: "msm_h",
+		SampleType: "cpu", Unit: "nanoseconds",
+		BaseProfiles: 12, HeadProfiles: 12,
+		BaseSamples: 4180, HeadSamples: 5035,
+		BaseValue: 41_800_000_000, HeadValue: 50_350_000_000,
+		Flat: []FuncShare{
+			{"github.com/perfbot/perfbot/prover/groth16.split[...]", 3.1, 9.8, 6.7},
+			{"runtime.memmove", 0.8, 2.9, 2.1},
+			{"github.com/consensys/gnark-crypto/ecc/bls12-381.(*g1JacExtended).addMixed", 41.2, 42.0, 0.8},
+		},
+		Cum: []FuncShare{
+			{"github.com/perfbot/perfbot/prover/groth16.split[...]", 4.0, 12.6, 8.6},
+			{"github.com/perfbot/perfbot/prover/groth16.msmG1", 96.3, 97.1, 0.8},
+		},
+	}}
+	return r
+}
 
 // errorReport is a comparison whose head never built.
 func errorReport() *Report {
@@ -122,7 +144,9 @@ func TestRenderTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "report.txt", b.Bytes())
-	if strings.ContainsAny(b.String(), "|*`") {
+	// Function names such as "(*G1Jac).Add" hold a lone *; bold would
+	// take two.
+	if strings.ContainsAny(b.String(), "|`") || strings.Contains(b.String(), "**") {
 		t.Error("the terminal rendering contains Markdown")
 	}
 }

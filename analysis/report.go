@@ -61,6 +61,10 @@ type Report struct {
 	// Attribution splits the change in each benchmark's total phase
 	// among its phases, for every primary unit.
 	Attribution []Attribution `json:"attribution,omitempty"`
+	// ProfileDiffs explain regressed CPU phases by their CPU profiles:
+	// one for every regressed sec/op row whose phase left enough samples
+	// in both sides' profiles, in the order of Phases.
+	ProfileDiffs []ProfileDiff `json:"profile_diffs,omitempty"`
 	// OnlyBase and OnlyHead are series measured on one side only (a
 	// phase removed or added); they are not compared.
 	OnlyBase []Key `json:"only_base,omitempty"`

@@ -8,7 +8,8 @@ import (
 )
 
 // RenderText writes r for a terminal: the verdict, aligned tables of the
-// primary and then the other units, the attribution, the warnings with
+// primary and then the other units (each followed by a line for every
+// phase a profile diff explains), the attribution, the warnings with
 // failed runs, and the environment. It uses no Markdown.
 func RenderText(w io.Writer, r *Report) error {
 	var b strings.Builder
@@ -25,12 +26,14 @@ func RenderText(w io.Writer, r *Report) error {
 	for _, g := range groupRows(r.Phases, true) {
 		b.WriteString("\n")
 		textTable(&b, g)
+		textProfileLines(&b, r, g)
 	}
 	if groups := groupRows(r.Phases, false); len(groups) > 0 {
 		fmt.Fprintf(&b, "\nOther units (shown for explanation; only %s decides the verdict)\n", strings.Join(r.Options.PrimaryUnits, ", "))
 		for _, g := range groups {
 			b.WriteString("\n")
 			textTable(&b, g)
+			textProfileLines(&b, r, g)
 		}
 	}
 
@@ -113,6 +116,20 @@ func textTable(b *strings.Builder, g rowGroup) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.p, t.ci, t.floor, t.verdict)
 	}
 	tw.Flush()
+}
+
+// textProfileLines writes, under a group's table, what the profile diff
+// of each explained row found.
+func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
+	rows := explainedRows(r, g)
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	plain := func(s string) string { return s }
+	for _, e := range rows {
+		fmt.Fprintf(b, "  %s profile: %s\n", profileWhat(e.diff), profileLine(e, plain, plain, plain))
+	}
 }
 
 func envValueText(v string, ok bool) string {

@@ -11,7 +11,7 @@ import (
 
 // This file collects the caveats of a comparison into Report.Warnings,
 // in a fixed order: runs, rows, history, drift, attribution, environment,
-// GPU.
+// GPU, then profiles (see explainProfiles in profdiff.go).
 
 // listLimit is how many series a warning names before "and N more".
 const listLimit = 6

@@ -1,0 +1,460 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// This file explains regressed CPU phases by their profiles: it merges
+// each side's profiles, keeps the samples labelled with the phase and
+// compares every function's share of them.
+
+// PhaseLabel is the pprof label with which the prover marks the samples
+// of each phase: it runs every phase under
+// pprof.Do(ctx, pprof.Labels("phase", name), …).
+const PhaseLabel = "phase"
+
+// minProfileSamples is how many profiler samples of a phase each side's
+// merged CPU profiles must hold for Compare to take the phase for a CPU
+// phase and explain it. A phase that runs on the GPU leaves few CPU
+// samples: its host thread mostly waits.
+const minProfileSamples = 20
+
+// defaultProfileTop is how many functions a ProfileDiff lists by default.
+const defaultProfileTop = 5
+
+// The sample types of Go's CPU profiles: "cpu" holds CPU time (in
+// nanoseconds), "samples" the number of profiler samples.
+const (
+	cpuSampleType   = "cpu"
+	countSampleType = "samples"
+)
+
+// processBenchmark is the Key.Benchmark of the samples that the runner
+// records for a whole benchmark process (runner/execute's
+// ProcessBenchmark); a named benchmark command's are
+// "process/benchmark=NAME", with "/gpu=N" for one GPU's among several.
+const processBenchmark = "process"
+
+// A ProfileDiff explains one phase of one benchmark by profiles: which
+// functions took a larger share of the phase's samples in head than in
+// base. Each side's profiles are merged (their samples summed), and only
+// the samples labelled phase=Phase count.
+type ProfileDiff struct {
+	// Benchmark and Phase name the explained series, as in Key.
+	Benchmark string `json:"benchmark"`
+	Phase     string `json:"phase"`
+	// SampleType is the pprof sample type compared ("cpu" for a CPU
+	// profile) and Unit its unit ("nanoseconds").
+	SampleType string `json:"sample_type"`
+	Unit       string `json:"unit"`
+	// BaseProfiles and HeadProfiles count the profiles merged on each
+	// side.
+	BaseProfiles int `json:"base_profiles"`
+	HeadProfiles int `json:"head_profiles"`
+	// BaseSamples and HeadSamples count the profiler samples of the
+	// phase on each side (the "samples" sample type where the profile
+	// has one, else the sample records).
+	BaseSamples int64 `json:"base_samples"`
+	HeadSamples int64 `json:"head_samples"`
+	// BaseValue and HeadValue sum the phase's samples in Unit: the CPU
+	// time the profiler saw in the phase.
+	BaseValue int64 `json:"base_value"`
+	HeadValue int64 `json:"head_value"`
+	// Flat lists the functions whose flat share grew the most: the share
+	// of the phase's samples in which the function itself was running
+	// (the leaf frame, inlined frames counted as their own functions).
+	// Only functions whose share grew are listed, by Delta descending.
+	Flat []FuncShare `json:"flat"`
+	// Cum lists, in the same way, the functions whose cumulative share
+	// grew the most: the share of the samples in which the function was
+	// anywhere on the stack, counted once per sample however often it
+	// appears (recursion, inlining).
+	Cum []FuncShare `json:"cum"`
+}
+
+// A FuncShare is one function's share of a phase's samples on each side,
+// in percent of that side's samples, and its change in percentage points.
+type FuncShare struct {
+	// Name is the function as pprof names it, with its full package path:
+	// "github.com/perfbot/perfbot/prover/r1cs.(*LC).Add".
+	Name  string  `json:"name"`
+	Base  float64 `json:"base"`
+	Head  float64 `json:"head"`
+	Delta float64 `json:"delta"` // Head − Base
+}
+
+// ProfileOptions says what DiffProfiles compares. The zero value compares
+// CPU time and lists the top 5 functions.
+type ProfileOptions struct {
+	// SampleType is the pprof sample type whose values are compared
+	// (default "cpu"). A heap profile's "alloc_space" would compare
+	// allocation sites the same way: the leaf frame is where memory was
+	// allocated.
+	SampleType string
+	// Top is how many functions Flat and Cum list at most (default 5).
+	Top int
+}
+
+func (o ProfileOptions) withDefaults() ProfileOptions {
+	o.SampleType = cmp.Or(o.SampleType, cpuSampleType)
+	if o.Top <= 0 {
+		o.Top = defaultProfileTop
+	}
+	return o
+}
+
+// DiffProfiles compares the samples labelled phase=phase (PhaseLabel) in
+// the base and the head profiles: each side's profiles are merged, and
+// every function's flat and cumulative share of the side's samples of
+// the phase are compared. Profiles are pprof's protocol buffers, gzipped
+// or not, as runtime/pprof writes them. A profile that does not parse, or
+// that lacks opts.SampleType, is skipped, and a warning says so; a side
+// without samples of the phase has every share 0. The result's Benchmark
+// is left for the caller.
+func DiffProfiles(base, head [][]byte, phase string, opts ProfileOptions) (ProfileDiff, []string) {
+	opts = opts.withDefaults()
+	var warnings []string
+	var tallies [2]phaseTally
+	for i, s := range []struct {
+		name string
+		data [][]byte
+	}{{"base", base}, {"head", head}} {
+		pp := parseProfiles(s.data, opts.SampleType)
+		warnings = append(warnings, pp.warnings(s.name, "profiles", opts.SampleType)...)
+		tallies[i] = tallyPhase(pp.profiles, phase, opts.SampleType)
+	}
+	return diffTallies(phase, opts, tallies[0], tallies[1]), warnings
+}
+
+// parsedProfiles is a set of profiles, parsed, without those that do not
+// parse or lack the sample type sought.
+type parsedProfiles struct {
+	profiles []*profile.Profile
+	given    int   // profiles given
+	bad      int   // profiles that did not parse
+	firstErr error // why the first of them did not
+	untyped  int   // profiles without the sample type
+}
+
+func parseProfiles(data [][]byte, sampleType string) parsedProfiles {
+	pp := parsedProfiles{given: len(data)}
+	for _, d := range data {
+		p, err := profile.ParseData(d)
+		switch {
+		case err != nil:
+			pp.bad++
+			if pp.firstErr == nil {
+				pp.firstErr = err
+			}
+		case valueIndex(p, sampleType) < 0:
+			pp.untyped++
+		default:
+			pp.profiles = append(pp.profiles, p)
+		}
+	}
+	return pp
+}
+
+// warnings says which profiles were skipped, and why.
+func (pp parsedProfiles) warnings(side, what, sampleType string) []string {
+	var out []string
+	if pp.bad > 0 {
+		out = append(out, fmt.Sprintf("%s: skipped %d of %d %s that did not parse (%v)", side, pp.bad, pp.given, what, pp.firstErr))
+	}
+	if pp.untyped > 0 {
+		out = append(out, fmt.Sprintf("%s: skipped %d of %d %s that have no %q samples", side, pp.untyped, pp.given, what, sampleType))
+	}
+	return out
+}
+
+// A phaseTally is one side's samples of one phase, summed over profiles:
+// per function, the value of the samples in which it is the leaf (flat)
+// and of those in which it is on the stack (cum).
+type phaseTally struct {
+	profiles  int    // profiles merged
+	unit      string // the sample type's unit
+	samples   int64  // profiler samples of the phase
+	value     int64  // their value
+	flat, cum map[string]int64
+}
+
+// tallyPhase sums the samples of profs labelled phase=phase, in the
+// value of sampleType.
+func tallyPhase(profs []*profile.Profile, phase, sampleType string) phaseTally {
+	t := phaseTally{flat: make(map[string]int64), cum: make(map[string]int64)}
+	onStack := make(map[string]bool)
+	for _, p := range profs {
+		vi, ci := valueIndex(p, sampleType), valueIndex(p, countSampleType)
+		if vi < 0 {
+			continue // parseProfiles left it out
+		}
+		t.profiles++
+		if t.unit == "" {
+			t.unit = p.SampleType[vi].Unit
+		}
+		for _, s := range p.Sample {
+			v := s.Value[vi]
+			if v == 0 || !slices.Contains(s.Label[PhaseLabel], phase) {
+				continue
+			}
+			n := int64(1)
+			if ci >= 0 {
+				n = s.Value[ci]
+			}
+			t.samples += n
+			t.value += v
+			if len(s.Location) > 0 {
+				t.flat[frameNames(s.Location[0])[0]] += v
+			}
+			clear(onStack)
+			for _, loc := range s.Location {
+				for _, name := range frameNames(loc) {
+					if !onStack[name] {
+						onStack[name] = true
+						t.cum[name] += v
+					}
+				}
+			}
+		}
+	}
+	return t
+}
+
+// valueIndex returns the index of sampleType among p's sample values, or
+// −1.
+func valueIndex(p *profile.Profile, sampleType string) int {
+	return slices.IndexFunc(p.SampleType, func(st *profile.ValueType) bool { return st.Type == sampleType })
+}
+
+// frameNames returns the functions of a location, innermost first: one,
+// or more where calls were inlined into the location's function. A
+// location without symbols is named by its address.
+func frameNames(loc *profile.Location) []string {
+	var names []string
+	for _, line := range loc.Line {
+		if line.Function != nil && line.Function.Name != "" {
+			names = append(names, line.Function.Name)
+		}
+	}
+	if len(names) == 0 {
+		names = append(names, fmt.Sprintf("0x%x", loc.Address))
+	}
+	return names
+}
+
+// diffTallies compares the two sides' tallies of a phase.
+func diffTallies(phase string, opts ProfileOptions, base, head phaseTally) ProfileDiff {
+	return ProfileDiff{
+		Phase:        phase,
+		SampleType:   opts.SampleType,
+		Unit:         cmp.Or(base.unit, head.unit),
+		BaseProfiles: base.profiles,
+		HeadProfiles: head.profiles,
+		BaseSamples:  base.samples,
+		HeadSamples:  head.samples,
+		BaseValue:    base.value,
+		HeadValue:    head.value,
+		Flat:         topGrowth(base.flat, base.value, head.flat, head.value, opts.Top),
+		Cum:          topGrowth(base.cum, base.value, head.cum, head.value, opts.Top),
+	}
+}
+
+// topGrowth returns the top functions whose share grew, by growth
+// descending (then by name).
+func topGrowth(base map[string]int64, baseTotal int64, head map[string]int64, headTotal int64, top int) []FuncShare {
+	out := []FuncShare{}
+	// A function that head never ran in can only have shrunk.
+	for name, h := range head {
+		s := FuncShare{Name: name, Base: sharePct(base[name], baseTotal), Head: sharePct(h, headTotal)}
+		s.Delta = s.Head - s.Base
+		if s.Delta > 0 {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b FuncShare) int {
+		return cmp.Or(cmp.Compare(b.Delta, a.Delta), strings.Compare(a.Name, b.Name))
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
+
+// sharePct returns part as a percentage of whole, 0 when whole is 0.
+func sharePct(part, whole int64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return float64(part) * 100 / float64(whole)
+}
+
+// explainProfiles returns a ProfileDiff for every regressed sec/op row of
+// a CPU phase, in the order of rows. A phase is a CPU phase when each
+// side's merged CPU profiles hold at least minProfileSamples samples
+// labelled with it. Profiles are found through the runs (see
+// profileSource); a side without profiles explains nothing and says
+// nothing.
+func (c *comparer) explainProfiles(in Input, rows []Row) []ProfileDiff {
+	var base, head *profileSource
+	var out []ProfileDiff
+	opts := ProfileOptions{}.withDefaults()
+	for _, row := range rows {
+		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
+			continue
+		}
+		if base == nil {
+			base, head = newProfileSource("base", in.Base), newProfileSource("head", in.Head)
+		}
+		bp, hp := base.profiles(c, row.Benchmark), head.profiles(c, row.Benchmark)
+		if len(bp) == 0 || len(hp) == 0 {
+			continue
+		}
+		bt, ht := tallyPhase(bp, row.Phase, opts.SampleType), tallyPhase(hp, row.Phase, opts.SampleType)
+		if bt.samples < minProfileSamples || ht.samples < minProfileSamples {
+			continue
+		}
+		d := diffTallies(row.Phase, opts, bt, ht)
+		d.Benchmark = row.Benchmark
+		out = append(out, d)
+		if others := slices.Concat(base.sharing(row.Key), head.sharing(row.Key)); len(others) > 0 {
+			slices.Sort(others)
+			c.warnf("%s: the CPU profiles that explain it also hold %s, whose samples carry the same phase label: the profile diff mixes them",
+				c.label(row.Key), list(slices.Compact(others), listLimit))
+		}
+	}
+	return out
+}
+
+// timeUnit is the unit of time per operation: what a CPU profile
+// explains.
+const timeUnit = "sec/op"
+
+// A profileSource finds one side's CPU profiles for a row, by the name of
+// the benchmark command that measured it. A run is one execution of one
+// command; the runner names the command in the run's process samples
+// ("process/benchmark=NAME") and in each Profile's Benchmark. So a row's
+// benchmark leads to the commands whose ok runs measured it, and those to
+// the CPU profiles of the side's ok runs that carry their names (a
+// profile without a Benchmark belongs to its run's command).
+type profileSource struct {
+	side string
+	// commands lists, per row benchmark, the commands that measured it,
+	// in the order of the runs.
+	commands map[string][]string
+	// measured holds, per command, the benchmark and phase of every
+	// series its runs measured.
+	measured map[string]map[Key]bool
+	// data holds, per command, the CPU profiles of its ok runs, in run
+	// order.
+	data   map[string][][]byte
+	parsed map[string][]*profile.Profile
+}
+
+func newProfileSource(side string, runs []Run) *profileSource {
+	s := &profileSource{
+		side:     side,
+		commands: make(map[string][]string),
+		measured: make(map[string]map[Key]bool),
+		data:     make(map[string][][]byte),
+		parsed:   make(map[string][]*profile.Profile),
+	}
+	for _, run := range runs {
+		if run.Status != StatusOK {
+			continue
+		}
+		cmd := commandName(run)
+		for _, smp := range run.Samples {
+			if isProcessBenchmark(smp.Benchmark) {
+				continue
+			}
+			if !slices.Contains(s.commands[smp.Benchmark], cmd) {
+				s.commands[smp.Benchmark] = append(s.commands[smp.Benchmark], cmd)
+			}
+			if s.measured[cmd] == nil {
+				s.measured[cmd] = make(map[Key]bool)
+			}
+			s.measured[cmd][Key{Benchmark: smp.Benchmark, Phase: smp.Phase}] = true
+		}
+		for _, p := range run.Profiles {
+			if p.Kind == ProfileCPU {
+				name := cmp.Or(p.Benchmark, cmd)
+				s.data[name] = append(s.data[name], p.Data)
+			}
+		}
+	}
+	return s
+}
+
+// profiles returns the parsed CPU profiles of the commands that measured
+// benchmark. It parses each command's profiles once and warns, through
+// c, about those that do not parse.
+func (s *profileSource) profiles(c *comparer, benchmark string) []*profile.Profile {
+	var out []*profile.Profile
+	for _, cmd := range s.commands[benchmark] {
+		parsed, ok := s.parsed[cmd]
+		if !ok {
+			pp := parseProfiles(s.data[cmd], cpuSampleType)
+			what := "CPU profiles"
+			if cmd != "" {
+				what += " of " + cmd
+			}
+			c.warnings = append(c.warnings, pp.warnings(s.side, what, cpuSampleType)...)
+			parsed = pp.profiles
+			s.parsed[cmd] = parsed
+		}
+		out = append(out, parsed...)
+	}
+	return out
+}
+
+// sharing returns the other benchmarks that the commands measuring k's
+// benchmark measured in k's phase too: their samples carry the same
+// label, so the profiles cannot tell them apart.
+func (s *profileSource) sharing(k Key) []string {
+	var out []string
+	for _, cmd := range s.commands[k.Benchmark] {
+		for m := range s.measured[cmd] {
+			if m.Phase == k.Phase && m.Benchmark != k.Benchmark {
+				out = append(out, m.Benchmark)
+			}
+		}
+	}
+	return out
+}
+
+// commandName returns the name of the benchmark command a run executed,
+// from its process samples ("process/benchmark=NAME…"), or "" when they
+// do not name it.
+func commandName(run Run) string {
+	for _, smp := range run.Samples {
+		if rest, ok := strings.CutPrefix(smp.Benchmark, processBenchmark+"/benchmark="); ok {
+			name, _, _ := strings.Cut(rest, "/")
+			return name
+		}
+	}
+	return ""
+}
+
+// isProcessBenchmark reports whether a sample describes a whole benchmark
+// process rather than one benchmark.
+func isProcessBenchmark(benchmark string) bool {
+	return benchmark == processBenchmark || strings.HasPrefix(benchmark, processBenchmark+"/")
+}
+
+// ownModule is the module path that renderings drop from function names:
+// perfbot's own, whose prover is the workload it guards by default.
+const ownModule = "github.com/perfbot/perfbot/"
+
+// shortFuncName returns a function's name without ownModule:
+// "prover/r1cs.(*LC).Add". Names from other modules stay whole.
+func shortFuncName(name string) string {
+	if short, ok := strings.CutPrefix(name, ownModule); ok && short != "" {
+		return short
+	}
+	return name
+}

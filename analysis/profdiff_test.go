@@ -1,0 +1,604 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"reflect"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// This file tests the profile diffs, with real CPU profiles of workloads
+// run here under phase labels and with synthetic profiles whose numbers
+// are exact.
+
+// spinSink keeps the spinning functions' results alive.
+var spinSink uint64
+
+// spinFor calls fn, which spins for a while, until the process has used d
+// more CPU time. CPU time, not wall time: the profiler samples CPU time,
+// and a busy machine must not thin the samples out.
+func spinFor(t *testing.T, d time.Duration, fn func(uint64) uint64) {
+	t.Helper()
+	x := uint64(1)
+	for end := cpuTime(t) + d; cpuTime(t) < end; {
+		x = fn(x)
+	}
+	spinSink += x
+}
+
+// cpuTime returns the CPU time the process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// phaseWork is the work synthesis does in both revisions.
+//
+//go:noinline
+func phaseWork(x uint64) uint64 {
+	for range 1 << 16 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// slowHelper is the work head added to synthesis; base barely calls it.
+//
+//go:noinline
+func slowHelper(x uint64) uint64 {
+	for range 1 << 16 {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 29
+	}
+	return x
+}
+
+// msmWork is msm_h's work, the same in both revisions.
+//
+//go:noinline
+func msmWork(x uint64) uint64 {
+	for range 1 << 16 {
+		x += x<<3 ^ x>>11
+	}
+	return x
+}
+
+// funcName returns the name pprof gives fn.
+func funcName(fn any) string {
+	return runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+}
+
+var (
+	realOnce               sync.Once
+	realBase, realHead     []byte
+	realProfileUnavailable error
+)
+
+// realProfiles returns a CPU profile of a base and of a head workload,
+// each with a synthesis and an msm_h phase and some unlabelled work. Head
+// spends as long again in slowHelper during synthesis. The profiles are
+// made once, in about a second of CPU time, by the first test that asks.
+// Those tests do not call t.Parallel: only one CPU profile can run at a
+// time, and the CPU time spinFor counts is the whole process's (the
+// labels would keep other tests' samples out anyway).
+func realProfiles(t *testing.T) (base, head []byte) {
+	t.Helper()
+	realOnce.Do(func() {
+		profileSide := func(helper time.Duration) []byte {
+			var buf bytes.Buffer
+			if err := pprof.StartCPUProfile(&buf); err != nil {
+				realProfileUnavailable = err
+				return nil
+			}
+			ctx := context.Background()
+			pprof.Do(ctx, pprof.Labels(PhaseLabel, "synthesis"), func(context.Context) {
+				spinFor(t, 200*time.Millisecond, phaseWork)
+				spinFor(t, helper, slowHelper)
+			})
+			pprof.Do(ctx, pprof.Labels(PhaseLabel, "msm_h"), func(context.Context) {
+				spinFor(t, 150*time.Millisecond, msmWork)
+			})
+			spinFor(t, 50*time.Millisecond, phaseWork) // outside every phase
+			pprof.StopCPUProfile()
+			return buf.Bytes()
+		}
+		realBase = profileSide(5 * time.Millisecond)
+		realHead = profileSide(200 * time.Millisecond)
+	})
+	if realProfileUnavailable != nil {
+		t.Skipf("CPU profiler in use (go test -cpuprofile?): %v", realProfileUnavailable)
+	}
+	return realBase, realHead
+}
+
+func shareOf(shares []FuncShare, name string) (FuncShare, bool) {
+	i := slices.IndexFunc(shares, func(s FuncShare) bool { return s.Name == name })
+	if i < 0 {
+		return FuncShare{}, false
+	}
+	return shares[i], true
+}
+
+func mustParse(t *testing.T, data []byte) *profile.Profile {
+	t.Helper()
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
+	base, head := realProfiles(t)
+	helper := funcName(slowHelper)
+	if !strings.HasPrefix(helper, "github.com/perfbot/perfbot/analysis.") {
+		t.Fatalf("slowHelper is named %q; want its full package path", helper)
+	}
+
+	d, warnings := DiffProfiles([][]byte{base}, [][]byte{head}, "synthesis", ProfileOptions{})
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+	t.Logf("synthesis: base %d samples (%d ns), head %d samples (%d ns); flat %+v", d.BaseSamples, d.BaseValue, d.HeadSamples, d.HeadValue, d.Flat)
+	if d.Phase != "synthesis" || d.SampleType != "cpu" || d.Unit != "nanoseconds" || d.BaseProfiles != 1 || d.HeadProfiles != 1 {
+		t.Errorf("diff %+v: want phase synthesis, cpu nanoseconds, 1 profile a side", d)
+	}
+	if d.BaseSamples == 0 || d.HeadSamples <= d.BaseSamples {
+		t.Errorf("synthesis samples: base %d, head %d; want head to have more (it spun twice as long)", d.BaseSamples, d.HeadSamples)
+	}
+	if len(d.Flat) == 0 || d.Flat[0].Name != helper {
+		t.Fatalf("flat %+v: want %s first", d.Flat, helper)
+	}
+	if f := d.Flat[0]; !(f.Delta > 20) || f.Head <= f.Base || math.Abs(f.Delta-(f.Head-f.Base)) > 1e-9 {
+		t.Errorf("%s flat: %+v; want it to grow from almost nothing to about half of synthesis", helper, f)
+	}
+	if c, ok := shareOf(d.Cum, helper); !ok || c.Delta <= 0 {
+		t.Errorf("cum %+v: want %s with a positive delta", d.Cum, helper)
+	}
+	for _, fs := range [][]FuncShare{d.Flat, d.Cum} {
+		if len(fs) > defaultProfileTop {
+			t.Errorf("%d functions listed, want at most %d", len(fs), defaultProfileTop)
+		}
+		for i, f := range fs {
+			if f.Delta <= 0 || i > 0 && f.Delta > fs[i-1].Delta {
+				t.Errorf("shares %+v: want positive deltas, descending", fs)
+				break
+			}
+		}
+	}
+
+	// msm_h did not change and never calls the helper: no sample of
+	// either side's msm_h has it anywhere on the stack.
+	m, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "msm_h", ProfileOptions{})
+	if m.BaseSamples == 0 || m.HeadSamples == 0 {
+		t.Fatalf("msm_h: base %d samples, head %d; want some on both sides", m.BaseSamples, m.HeadSamples)
+	}
+	for _, data := range [][]byte{base, head} {
+		tally := tallyPhase([]*profile.Profile{mustParse(t, data)}, "msm_h", "cpu")
+		if tally.cum[helper] != 0 || tally.cum[funcName(phaseWork)] != 0 {
+			t.Errorf("msm_h counts samples of synthesis's functions: %v", tally.cum)
+		}
+		if tally.flat[funcName(msmWork)] == 0 {
+			t.Errorf("msm_h has no sample of msmWork: %v", tally.flat)
+		}
+	}
+	if _, ok := shareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
+		t.Errorf("msm_h lists %s: %+v %+v", helper, m.Flat, m.Cum)
+	}
+
+	// The unlabelled work counts in no phase.
+	p := mustParse(t, head)
+	all := int64(0)
+	for _, s := range p.Sample {
+		all += s.Value[valueIndex(p, "cpu")]
+	}
+	if d.HeadValue+m.HeadValue >= all {
+		t.Errorf("synthesis %d + msm_h %d ns ≥ the whole profile's %d ns: the unlabelled samples were counted", d.HeadValue, m.HeadValue, all)
+	}
+}
+
+// A fakeSample is one sample of a synthetic CPU profile: its phase label
+// ("" for none), its stack, leaf first, where "a+b" is one location in
+// which a was inlined into b, and its count of 10ms profiler samples.
+type fakeSample struct {
+	phase string
+	stack []string
+	n     int64
+}
+
+// fakeProfile builds a gzipped CPU profile as runtime/pprof writes them:
+// sample types samples/count and cpu/nanoseconds, a 10ms period.
+func fakeProfile(t *testing.T, samples ...fakeSample) []byte {
+	t.Helper()
+	const period = 10_000_000
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:     period,
+	}
+	funcs := make(map[string]*profile.Function)
+	locs := make(map[string]*profile.Location)
+	for _, s := range samples {
+		var stack []*profile.Location
+		for _, frame := range s.stack {
+			loc, ok := locs[frame]
+			if !ok {
+				loc = &profile.Location{ID: uint64(len(p.Location) + 1), Address: uint64(0x1000 * (len(p.Location) + 1))}
+				for _, name := range strings.Split(frame, "+") {
+					fn, ok := funcs[name]
+					if !ok {
+						fn = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+						funcs[name] = fn
+						p.Function = append(p.Function, fn)
+					}
+					loc.Line = append(loc.Line, profile.Line{Function: fn, Line: 1})
+				}
+				locs[frame] = loc
+				p.Location = append(p.Location, loc)
+			}
+			stack = append(stack, loc)
+		}
+		smp := &profile.Sample{Location: stack, Value: []int64{s.n, s.n * period}}
+		if s.phase != "" {
+			smp.Label = map[string][]string{PhaseLabel: {s.phase}}
+		}
+		p.Sample = append(p.Sample, smp)
+	}
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestDiffProfilesCountsOnlyThePhasesSamplesAndEachFunctionOncePerSample(t *testing.T) {
+	t.Parallel()
+	const (
+		add   = "github.com/perfbot/perfbot/prover/r1cs.(*LC).Add"
+		eval  = "github.com/perfbot/perfbot/prover/r1cs.evalTerms"
+		mul   = "github.com/consensys/gnark-crypto/ecc/bls12-381/fr.(*Element).Mul"
+		synth = "github.com/perfbot/perfbot/prover/gadget.Sha256"
+		msm   = "github.com/perfbot/perfbot/prover/groth16.msmG1"
+		main  = "main.main"
+	)
+	base := fakeProfile(t,
+		fakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
+		fakeSample{"synthesis", []string{add, synth, main}, 10},
+		// mul inlined into eval, eval recursive: eval counts once.
+		fakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
+		fakeSample{"msm_h", []string{add, msm, main}, 500},
+		fakeSample{"", []string{add, main}, 700},
+	)
+	head := fakeProfile(t,
+		fakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
+		fakeSample{"synthesis", []string{add, synth, main}, 110},
+		fakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
+		fakeSample{"msm_h", []string{add, msm, main}, 900},
+		fakeSample{"", []string{add, main}, 100},
+	)
+	d, warnings := DiffProfiles([][]byte{base}, [][]byte{head}, "synthesis", ProfileOptions{Top: 2})
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+	// Base: 100 samples of synthesis, head 200; msm_h's and the
+	// unlabelled samples are left out.
+	if d.BaseSamples != 100 || d.HeadSamples != 200 || d.BaseValue != 100*10_000_000 || d.HeadValue != 200*10_000_000 {
+		t.Errorf("samples base %d (%d ns), head %d (%d ns); want 100 and 200 (1s and 2s)", d.BaseSamples, d.BaseValue, d.HeadSamples, d.HeadValue)
+	}
+	// Flat: add 10% → 55%; mul 90% → 45% shrank. Cum: add 10% → 55%,
+	// eval 90% → 45% (once per sample, not 150%), synth and main 100%.
+	wantFlat := []FuncShare{{add, 10, 55, 45}}
+	if !reflect.DeepEqual(d.Flat, wantFlat) {
+		t.Errorf("flat = %+v, want %+v", d.Flat, wantFlat)
+	}
+	if !reflect.DeepEqual(d.Cum, wantFlat) {
+		t.Errorf("cum = %+v, want %+v", d.Cum, wantFlat)
+	}
+	tally := tallyPhase([]*profile.Profile{mustParse(t, base)}, "synthesis", "cpu")
+	want := map[string]int64{mul: 90, eval: 90, add: 10, synth: 100, main: 100}
+	for name, n := range want {
+		if tally.cum[name] != n*10_000_000 {
+			t.Errorf("cum[%s] = %d, want %d", name, tally.cum[name]/10_000_000, n)
+		}
+	}
+	if tally.flat[mul] != 90*10_000_000 || tally.flat[eval] != 0 {
+		t.Errorf("flat = %v; want mul (the innermost inlined frame) to hold 90 samples and eval none", tally.flat)
+	}
+
+	m, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "msm_h", ProfileOptions{Top: 1})
+	if m.BaseSamples != 500 || m.HeadSamples != 900 || len(m.Flat) != 0 || len(m.Cum) != 0 {
+		t.Errorf("msm_h: %+v; want 500 and 900 samples and no share grown (every share is the same)", m)
+	}
+}
+
+func TestDiffProfilesMergesEachSidesProfiles(t *testing.T) {
+	t.Parallel()
+	const f, g = "pkg.f", "pkg.g"
+	b1 := fakeProfile(t, fakeSample{"synthesis", []string{f}, 30}, fakeSample{"synthesis", []string{g}, 10})
+	b2 := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 10})
+	h := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 50})
+	d, _ := DiffProfiles([][]byte{b1, b2}, [][]byte{h}, "synthesis", ProfileOptions{})
+	// Base merged: f 80, g 20 of 100.
+	if d.BaseProfiles != 2 || d.BaseSamples != 100 || !reflect.DeepEqual(d.Flat, []FuncShare{{g, 20, 50, 30}}) {
+		t.Errorf("diff %+v; want 2 base profiles of 100 samples and g 20%% → 50%%", d)
+	}
+}
+
+func TestDiffProfilesSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {
+	t.Parallel()
+	good := fakeProfile(t, fakeSample{"synthesis", []string{"pkg.f"}, 40})
+	head := fakeProfile(t, fakeSample{"synthesis", []string{"pkg.f"}, 20}, fakeSample{"synthesis", []string{"pkg.g"}, 20})
+	heap := &profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}}}
+	var heapData bytes.Buffer
+	if err := heap.Write(&heapData); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := DiffProfiles([][]byte{good}, [][]byte{head}, "synthesis", ProfileOptions{})
+	got, warnings := DiffProfiles([][]byte{[]byte("not a profile"), good, {0x1f, 0x8b, 1, 2}}, [][]byte{head, heapData.Bytes()}, "synthesis", ProfileOptions{})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("diff with bad profiles %+v, want %+v", got, want)
+	}
+	if len(warnings) != 2 || !strings.HasPrefix(warnings[0], "base: skipped 2 of 3 profiles that did not parse (") ||
+		warnings[1] != `head: skipped 1 of 2 profiles that have no "cpu" samples` {
+		t.Errorf("warnings %q; want one about base's 2 unparsable profiles, one about head's heap profile", warnings)
+	}
+}
+
+// withProfiles returns copies of runs as runs of the benchmark command
+// cmd (named by a process sample as the runner names it), the i-th
+// carrying profiles[i%len(profiles)] as its CPU profile.
+func withProfiles(runs []Run, cmd string, profiles ...[]byte) []Run {
+	out := make([]Run, len(runs))
+	for i, run := range runs {
+		run.Samples = append(slices.Clone(run.Samples), Sample{Key{"process/benchmark=" + cmd, "", "wall-sec/run"}, 3})
+		if len(profiles) > 0 {
+			run.Profiles = []Profile{{Benchmark: cmd, Kind: ProfileCPU, Data: profiles[i%len(profiles)]}}
+		}
+		out[i] = run
+	}
+	return out
+}
+
+func TestCompareExplainsARegressedCPUPhaseByItsRealProfiles(t *testing.T) {
+	base, head := realProfiles(t)
+	g := newSynth(61, 0.004)
+	regressed := map[string]float64{"synthesis": 1.1, "msm_h": 1.1}
+	in := Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: withProfiles(g.runs(baseRev, 8, nil), "prove", base),
+		Head: withProfiles(g.runs(headRev, 8, regressed), "prove", head),
+	}
+	r := Compare(in, DefaultOptions())
+	for _, p := range []string{"synthesis", "msm_h", "total"} {
+		if v := find(r, p).Verdict; v != VerdictRegression {
+			t.Fatalf("%s: %s, want a regression", p, v)
+		}
+	}
+	// total regressed too, but no sample is labelled total.
+	if len(r.ProfileDiffs) != 2 {
+		t.Fatalf("%d profile diffs, want synthesis's and msm_h's: %+v", len(r.ProfileDiffs), r.ProfileDiffs)
+	}
+	helper := funcName(slowHelper)
+	d := r.ProfileDiffs[0]
+	if d.Benchmark != proveBench || d.Phase != "synthesis" || d.BaseProfiles != 8 || d.HeadProfiles != 8 {
+		t.Errorf("first diff %s/%s from %d and %d profiles; want synthesis of %s from 8 a side", d.Benchmark, d.Phase, d.BaseProfiles, d.HeadProfiles, proveBench)
+	}
+	if len(d.Flat) == 0 || d.Flat[0].Name != helper || d.Flat[0].Delta <= 0 {
+		t.Errorf("synthesis flat %+v: want %s first, grown", d.Flat, helper)
+	}
+	m := r.ProfileDiffs[1]
+	if m.Phase != "msm_h" {
+		t.Fatalf("second diff is %s's, want msm_h's", m.Phase)
+	}
+	if _, ok := shareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
+		t.Errorf("msm_h's diff lists %s: %+v %+v", helper, m.Flat, m.Cum)
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, "profile") {
+			t.Errorf("warning %q; want none about profiles", w)
+		}
+	}
+
+	var md, txt bytes.Buffer
+	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderText(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	short := strings.TrimPrefix(helper, "github.com/perfbot/perfbot/")
+	if !strings.Contains(md.String(), "**synthesis** +") || !strings.Contains(md.String(), "grew most: `"+short+"` +") {
+		t.Errorf("the comment does not explain synthesis by %s:\n%s", short, md.String())
+	}
+	if !strings.Contains(txt.String(), "CPU profile: synthesis +") || !strings.Contains(txt.String(), "grew most: "+short+" +") {
+		t.Errorf("the terminal report does not explain synthesis by %s:\n%s", short, txt.String())
+	}
+}
+
+// gpuLikeProfile has many synthesis samples and n of msm_h, whose work
+// runs on the GPU; extra samples of fn join synthesis.
+func gpuLikeProfile(t *testing.T, msmSamples, extra int64, fn string) []byte {
+	return fakeProfile(t,
+		fakeSample{"synthesis", []string{"pkg.synthesize", "main.main"}, 100},
+		fakeSample{"synthesis", []string{fn, "pkg.synthesize", "main.main"}, extra},
+		fakeSample{"msm_h", []string{"pkg.waitGPU", "main.main"}, msmSamples},
+	)
+}
+
+func TestCompareExplainsOnlyPhasesWithEnoughCPUSamples(t *testing.T) {
+	t.Parallel()
+	g := newSynth(62, 0.004)
+	regressed := map[string]float64{"synthesis": 1.1, "msm_h": 1.1, "ntt": 1.1}
+	// 6 runs a side; msm_h has 3 samples a profile (18 a side, below
+	// 20), ntt none at all.
+	in := Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 3, 1, "pkg.slow")),
+		Head: withProfiles(g.runs(headRev, 6, regressed), "prove", gpuLikeProfile(t, 3, 50, "pkg.slow")),
+	}
+	r := Compare(in, DefaultOptions())
+	if len(r.ProfileDiffs) != 1 || r.ProfileDiffs[0].Phase != "synthesis" {
+		t.Fatalf("profile diffs %+v; want synthesis's only", r.ProfileDiffs)
+	}
+	if d := r.ProfileDiffs[0]; d.Flat[0].Name != "pkg.slow" || d.BaseSamples != 606 || d.HeadSamples != 900 {
+		t.Errorf("synthesis diff %+v; want pkg.slow first, 606 and 900 samples", d)
+	}
+
+	// At 4 samples a profile msm_h has 24 a side: a CPU phase.
+	in.Base = withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 4, 1, "pkg.slow"))
+	in.Head = withProfiles(g.runs(headRev, 6, regressed), "prove", gpuLikeProfile(t, 4, 50, "pkg.slow"))
+	r = Compare(in, DefaultOptions())
+	if len(r.ProfileDiffs) != 2 || r.ProfileDiffs[1].Phase != "msm_h" || r.ProfileDiffs[1].BaseSamples != 24 {
+		t.Errorf("profile diffs %+v; want synthesis's and msm_h's (24 samples a side)", r.ProfileDiffs)
+	}
+}
+
+func TestCompareWithoutProfilesOnASideExplainsNothingAndSaysNothing(t *testing.T) {
+	t.Parallel()
+	prof := gpuLikeProfile(t, 0, 50, "pkg.slow")
+	g := newSynth(63, 0.004)
+	regressed := map[string]float64{"synthesis": 1.1}
+	for _, c := range []struct {
+		name       string
+		base, head []Run
+	}{
+		{"neither", g.runs(baseRev, 6, nil), g.runs(headRev, 6, regressed)},
+		{"head only", withProfiles(g.runs(baseRev, 6, nil), "prove"), withProfiles(g.runs(headRev, 6, regressed), "prove", prof)},
+		{"base only", withProfiles(g.runs(baseRev, 6, nil), "prove", prof), withProfiles(g.runs(headRev, 6, regressed), "prove")},
+	} {
+		r := Compare(Input{Base: c.base, Head: c.head}, DefaultOptions())
+		if find(r, "synthesis").Verdict != VerdictRegression {
+			t.Fatalf("%s: synthesis %s, want a regression", c.name, find(r, "synthesis").Verdict)
+		}
+		if r.ProfileDiffs != nil {
+			t.Errorf("%s: profile diffs %+v, want none", c.name, r.ProfileDiffs)
+		}
+		if hasWarning(r, "profile") {
+			t.Errorf("%s: warnings %q; want none about profiles", c.name, r.Warnings)
+		}
+	}
+}
+
+func TestCompareSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {
+	t.Parallel()
+	g := newSynth(64, 0.004)
+	base := withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow"))
+	base[2].Profiles[0].Data = []byte("truncated")
+	in := Input{
+		Base: base,
+		Head: withProfiles(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
+	}
+	r := Compare(in, DefaultOptions())
+	if len(r.ProfileDiffs) != 1 || r.ProfileDiffs[0].BaseProfiles != 5 || r.ProfileDiffs[0].HeadProfiles != 6 {
+		t.Fatalf("profile diffs %+v; want synthesis's from 5 base and 6 head profiles", r.ProfileDiffs)
+	}
+	if !hasWarning(r, "base: skipped 1 of 6 CPU profiles of prove that did not parse") {
+		t.Errorf("warnings %q; want one about base's bad profile", r.Warnings)
+	}
+}
+
+func TestCompareFindsARowsProfilesThroughItsCommandName(t *testing.T) {
+	t.Parallel()
+	// Two commands in one comparison: prove measures proveBench, other
+	// measures Other/size=1, both with a synthesis phase. Each command's
+	// profiles explain its own rows only.
+	const otherBench = "Other/size=1"
+	g := newSynth(65, 0.004)
+	otherRuns := func(rev string, n int, f float64) []Run {
+		runs := make([]Run, n)
+		for i := range runs {
+			runs[i] = Run{Revision: rev, Status: StatusOK, Samples: []Sample{{Key{otherBench, "synthesis", "sec/op"}, 0.5 * f * g.jitter()}}}
+		}
+		return runs
+	}
+	proveBase := withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.proveSlow"))
+	proveHead := withProfiles(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.proveSlow"))
+	otherBase := withProfiles(otherRuns(baseRev, 6, 1), "other", gpuLikeProfile(t, 0, 1, "pkg.otherSlow"))
+	otherHead := withProfiles(otherRuns(headRev, 6, 1.2), "other", gpuLikeProfile(t, 0, 80, "pkg.otherSlow"))
+	// A profile that does not say which command wrote it belongs to its
+	// run's; a heap profile is no CPU profile.
+	for i := range proveHead {
+		proveHead[i].Profiles[0].Benchmark = ""
+		proveHead[i].Profiles = append(proveHead[i].Profiles, Profile{Benchmark: "prove", Kind: "heap", Data: []byte("not read")})
+	}
+	var base, head []Run
+	for i := range 6 {
+		base = append(base, proveBase[i], otherBase[i])
+		head = append(head, proveHead[i], otherHead[i])
+	}
+	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
+	if len(r.ProfileDiffs) != 2 {
+		t.Fatalf("profile diffs %+v; want one for each benchmark's synthesis", r.ProfileDiffs)
+	}
+	for _, d := range r.ProfileDiffs {
+		want, not := "pkg.proveSlow", "pkg.otherSlow"
+		if d.Benchmark == otherBench {
+			want, not = not, want
+		}
+		if d.BaseProfiles != 6 || d.HeadProfiles != 6 || d.Flat[0].Name != want {
+			t.Errorf("%s: %d and %d profiles, flat %+v; want 6 a side and %s first", d.Benchmark, d.BaseProfiles, d.HeadProfiles, d.Flat, want)
+		}
+		if _, ok := shareOf(slices.Concat(d.Flat, d.Cum), not); ok {
+			t.Errorf("%s's diff lists %s, from the other command's profiles", d.Benchmark, not)
+		}
+	}
+	if hasWarning(r, "profile") {
+		t.Errorf("warnings %q; want none about profiles", r.Warnings)
+	}
+}
+
+func TestCompareWarnsWhenOneCommandsProfilesMixBenchmarks(t *testing.T) {
+	t.Parallel()
+	// One command measures two sizes in one process: their synthesis
+	// samples carry the same label.
+	const small = "Prove/circuit=sha256/constraints=1024/backend=cpu"
+	g := newSynth(66, 0.004)
+	add := func(runs []Run) []Run {
+		for i := range runs {
+			runs[i].Samples = append(runs[i].Samples, Sample{Key{small, "synthesis", "sec/op"}, 0.01 * g.jitter()})
+		}
+		return runs
+	}
+	in := Input{
+		Base: withProfiles(add(g.runs(baseRev, 6, nil)), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow")),
+		Head: withProfiles(add(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1})), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
+	}
+	r := Compare(in, DefaultOptions())
+	if len(r.ProfileDiffs) != 1 {
+		t.Fatalf("profile diffs %+v; want synthesis's", r.ProfileDiffs)
+	}
+	if !hasWarning(r, proveBench+"/phase=synthesis: the CPU profiles that explain it also hold "+small, "mixes them") {
+		t.Errorf("warnings %q; want one that the profiles mix %s in", r.Warnings, small)
+	}
+}
+
+func TestShortFuncNameDropsOnlyPerfbotsModule(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"github.com/perfbot/perfbot/prover/r1cs.(*LC).Add":                  "prover/r1cs.(*LC).Add",
+		"github.com/consensys/gnark-crypto/ecc/bls12-381.(*G1Jac).AddMixed": "github.com/consensys/gnark-crypto/ecc/bls12-381.(*G1Jac).AddMixed",
+		"runtime.memmove":                                      "runtime.memmove",
+		"github.com/perfbot/perfbot-fork/x.f":                  "github.com/perfbot/perfbot-fork/x.f",
+		"github.com/perfbot/perfbot/prover/groth16.split[...]": "prover/groth16.split[...]",
+	}
+	for in, want := range cases {
+		if got := shortFuncName(in); got != want {
+			t.Errorf("shortFuncName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
