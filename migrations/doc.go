@@ -1,4 +1,7 @@
 // Package migrations holds perfbot's database schema as SQL files, one
 // directory per dialect (postgres, sqlite), embedded in the binary and
-// applied by goose's Provider. The first schema (00001_init.sql) holds repos, commits, runs, samples and comparisons.
+// applied by goose's Provider. The first schema (00001_init.sql) holds
+// repos, commits, runs, samples and comparisons; 00002_deliveries.sql adds
+// webhook deliveries, 00003_profiles.sql the profiles benchmark runs
+// wrote.
 package migrations

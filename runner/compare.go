@@ -38,7 +38,9 @@ type CompareResult struct {
 	ConfigSource string // where the config came from (see LoadConfig)
 	Rounds       int    // measured runs per side and benchmark
 	FailedRuns   int    // runs that did not end ok (builds included)
-	// BaseRuns and HeadRuns are the measured runs, in the order they ran.
+	// BaseRuns and HeadRuns are the measured runs, in the order they ran,
+	// each with the profiles it wrote (see Benchmark.CPUProfile): those
+	// that the report's analysis.Input had.
 	BaseRuns, HeadRuns []analysis.Run
 }
 

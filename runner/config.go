@@ -112,6 +112,16 @@ type Benchmark struct {
 	// config uses it: on the 2-core development machine it cut msm_h's
 	// run-to-run spread about threefold (BENCHMARKS.md).
 	CPUsAuto bool `json:"cpus_auto,omitempty"`
+	// CPUProfile, when set, is the flag with which the program takes a
+	// file to write a CPU profile to (cpuprofile, as --cpuprofile or
+	// -test.cpuprofile; absent or empty: no profile). Every run gets the
+	// flag and a new file's path appended to its arguments, and the
+	// profile an ok run writes there (pprof's gzipped format, as written)
+	// is stored with the run, for reports to show where a phase's time
+	// went. A run that writes no profile is a warning, not a failure. The
+	// default config profiles perfbot prove, whose samples are labelled
+	// with their phase.
+	CPUProfile string `json:"cpuprofile,omitempty"`
 }
 
 // RunCPUs returns the CPUs a run is pinned to, nil for none: CPUs, or
@@ -205,7 +215,7 @@ func (v Vars) Environ() []string {
 
 // DefaultConfig returns the configuration used for a repository without
 // .perfbot.yml; it fits this repository: build cmd/perfbot and run one
-// 2^16-constraint proof per process.
+// 2^16-constraint proof per process, keeping each run's CPU profile.
 func DefaultConfig() *Config {
 	return &Config{
 		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
@@ -218,6 +228,12 @@ func DefaultConfig() *Config {
 			Warmup:   defaultWarmup,
 			Timeout:  defaultTimeout,
 			CPUsAuto: true,
+			// No cpuprofile by default yet: prove can keep a profile per
+			// run (cpuprofile: --cpuprofile, samples labelled phase=NAME),
+			// but what it costs a proof is not yet measured on a quiet
+			// machine (bench/cpuprofile-overhead.sh; the target is at
+			// most 2%), and the false-positive and detection rates in
+			// BENCHMARKS.md were measured without it.
 		}},
 		Count:        defaultCount,
 		Warmup:       defaultWarmup,
@@ -275,14 +291,15 @@ type (
 		PrimaryUnits *[]string      `yaml:"primary_units"`
 	}
 	rawBenchmark struct {
-		Name    string            `yaml:"name"`
-		Command argList           `yaml:"command"`
-		Args    argList           `yaml:"args"`
-		Env     map[string]string `yaml:"env"`
-		Count   *int              `yaml:"count"`
-		Warmup  *int              `yaml:"warmup"`
-		Timeout *string           `yaml:"timeout"`
-		CPUs    cpuSpec           `yaml:"cpus"`
+		Name       string            `yaml:"name"`
+		Command    argList           `yaml:"command"`
+		Args       argList           `yaml:"args"`
+		Env        map[string]string `yaml:"env"`
+		Count      *int              `yaml:"count"`
+		Warmup     *int              `yaml:"warmup"`
+		Timeout    *string           `yaml:"timeout"`
+		CPUs       cpuSpec           `yaml:"cpus"`
+		CPUProfile string            `yaml:"cpuprofile"`
 	}
 	rawThresholds struct {
 		Alpha        *float64 `yaml:"alpha"`
@@ -440,15 +457,16 @@ func (r *rawConfig) resolve(p *problems) *Config {
 	}
 	for i, rb := range r.Benchmarks {
 		c.Benchmarks = append(c.Benchmarks, Benchmark{
-			Name:     rb.Name,
-			Command:  rb.Command,
-			Args:     rb.Args,
-			Env:      rb.Env,
-			Count:    intOr(rb.Count, c.Count),
-			Warmup:   intOr(rb.Warmup, c.Warmup),
-			Timeout:  durationOr(p, benchField(i, rb.Name, "timeout"), rb.Timeout, c.Timeout),
-			CPUs:     rb.CPUs.list,
-			CPUsAuto: rb.CPUs.auto,
+			Name:       rb.Name,
+			Command:    rb.Command,
+			Args:       rb.Args,
+			Env:        rb.Env,
+			Count:      intOr(rb.Count, c.Count),
+			Warmup:     intOr(rb.Warmup, c.Warmup),
+			Timeout:    durationOr(p, benchField(i, rb.Name, "timeout"), rb.Timeout, c.Timeout),
+			CPUs:       rb.CPUs.list,
+			CPUsAuto:   rb.CPUs.auto,
+			CPUProfile: rb.CPUProfile,
 		})
 	}
 	c.normalize()
@@ -467,6 +485,7 @@ var (
 	benchName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	varRef    = regexp.MustCompile(`\$\{?PERFBOT_[A-Za-z0-9_]*\}?`)
+	flagName  = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
 // check notes every problem of c.
@@ -534,6 +553,18 @@ func (c *Config) check(p *problems) {
 		for _, cpu := range b.CPUs {
 			if cpu < 0 || cpu >= maxCPU {
 				p.add("%s: %d is not a CPU number", f("cpus"), cpu)
+			}
+		}
+		if flag := b.CPUProfile; flag != "" {
+			if !flagName.MatchString(flag) {
+				p.add("%s: %q is not a flag; write the flag that takes the profile's file, as --cpuprofile "+
+					"(perfbot appends it and a path to the arguments), or leave cpuprofile out", f("cpuprofile"), flag)
+			}
+			for _, a := range append(slices.Clone(b.Command), b.Args...) {
+				if a == flag || strings.HasPrefix(a, flag+"=") {
+					p.add("%s: %q in command or args already gives %s; remove it: with cpuprofile set, perfbot appends %s and a file of its own",
+						f("cpuprofile"), a, flag, flag)
+				}
 			}
 		}
 	}

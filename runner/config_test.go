@@ -29,13 +29,14 @@ func TestParseConfigExample(t *testing.T) {
 		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
 		BuildTimeout: 30 * time.Minute,
 		Benchmarks: []Benchmark{{
-			Name:     "prove",
-			Command:  []string{"${PERFBOT_OUT}/perfbot", "prove"},
-			Args:     []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
-			Count:    10,
-			Warmup:   1,
-			Timeout:  10 * time.Minute,
-			CPUsAuto: true,
+			Name:       "prove",
+			Command:    []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:       []string{"--constraints", "2^16", "--count", "1", "--warmup", "1", "--srs", "random", "--quiet"},
+			Count:      10,
+			Warmup:     1,
+			Timeout:    10 * time.Minute,
+			CPUsAuto:   true,
+			CPUProfile: "--cpuprofile",
 		}, {
 			Name:    "synthesis",
 			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
@@ -57,8 +58,10 @@ func TestParseConfigExample(t *testing.T) {
 		t.Errorf("ParseConfig(example) =\n%+v\nwant\n%+v", got, want)
 	}
 
-	// The default is the example without its second benchmark.
+	// The default is the example without its second benchmark, and
+	// without cpuprofile until its overhead is measured (see DefaultConfig).
 	want.Benchmarks = want.Benchmarks[:1]
+	want.Benchmarks[0].CPUProfile = ""
 	if def := DefaultConfig(); !reflect.DeepEqual(def, want) {
 		t.Errorf("DefaultConfig() =\n%+v\nwant\n%+v", def, want)
 	}
@@ -128,7 +131,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown top-level key with line", "count: 3\ncuont: 4\n" + bench,
 			[]string{`line 2: unknown key "cuont" at the top level`, `did you mean "count"?`, "known keys: build, build_timeout, benchmarks"}},
 		{"unknown benchmark key with line", "benchmarks:\n  - name: b\n    command: [x]\n    repeat: 3\n",
-			[]string{`line 4: unknown key "repeat" in a benchmark`, "known keys: name, command, args, env, count, warmup, timeout, cpus"}},
+			[]string{`line 4: unknown key "repeat" in a benchmark`, "known keys: name, command, args, env, count, warmup, timeout, cpus, cpuprofile"}},
+		{"misspelt cpuprofile", "benchmarks:\n  - name: b\n    command: [x]\n    cpu_profile: --cpuprofile\n",
+			[]string{`line 4: unknown key "cpu_profile" in a benchmark`, `did you mean "cpuprofile"?`}},
+		{"cpuprofile not a flag", "benchmarks:\n  - name: b\n    command: [x]\n    cpuprofile: cpu.out\n",
+			[]string{`benchmarks[0] (b).cpuprofile: "cpu.out" is not a flag; write the flag that takes the profile's file, as --cpuprofile`}},
+		{"cpuprofile with a value", "benchmarks:\n  - name: b\n    command: [x]\n    cpuprofile: --cpuprofile=cpu.out\n",
+			[]string{`benchmarks[0] (b).cpuprofile: "--cpuprofile=cpu.out" is not a flag`}},
+		{"cpuprofile also in args", "benchmarks:\n  - name: b\n    command: [x, --cpuprofile=a.out]\n    args: [--cpuprofile, b.out]\n    cpuprofile: --cpuprofile\n",
+			[]string{`benchmarks[0] (b).cpuprofile: "--cpuprofile=a.out" in command or args already gives --cpuprofile; remove it`,
+				`"--cpuprofile" in command or args already gives --cpuprofile`}},
 		{"unknown threshold key", bench + "thresholds:\n  alfa: 0.1\n",
 			[]string{`line 5: unknown key "alfa" in thresholds`, `did you mean "alpha"?`}},
 		{"bad duration", "timeout: 5 minutes\n" + bench,
@@ -282,9 +294,17 @@ primary_units: [sec/op]
 	// Pinned: a change re-keys every cached build and every history
 	// series, so make it on purpose (and say so in the commit).
 	def := DefaultConfig()
+	// A config without cpuprofile hashes as it did before the key
+	// existed, so its history and builds stay.
 	if got, want := def.Hash(), "5deb306b43850361b0e6fdf866b58a3bd21e28487c5a560e625fb0a7cc6d924e"; got != want {
 		t.Errorf("DefaultConfig().Hash() = %s, want %s", got, want)
 	}
+	// Profiled runs are a series of their own.
+	def.Benchmarks[0].CPUProfile = "--cpuprofile"
+	if got, want := def.Hash(), "514ed570b98b9ef1c3aacc9152ba113636651f8c530101a8bca0ee320e013513"; got != want {
+		t.Errorf("DefaultConfig() with cpuprofile: Hash() = %s, want %s", got, want)
+	}
+	def.Benchmarks[0].CPUProfile = ""
 	if got, want := def.BuildHash(), "234c5c2e108629029065b675d98ec6c4f729cb82bf92f8fb41de7b58f8ed8b0d"; got != want {
 		t.Errorf("DefaultConfig().BuildHash() = %s, want %s", got, want)
 	}
@@ -302,6 +322,7 @@ build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
 		"alpha":      func(c *Config) { c.Thresholds.Alpha = 0.01 },
 		"arg":        func(c *Config) { c.Benchmarks[0].Args = []string{"-v"} },
 		"cpus":       func(c *Config) { c.Benchmarks[0].CPUs = []int{0} },
+		"cpuprofile": func(c *Config) { c.Benchmarks[0].CPUProfile = "--cpuprofile" },
 		"build":      func(c *Config) { c.Build[0] = append(c.Build[0], "-race") },
 		"max_count":  func(c *Config) { c.MaxCount = 31 },
 		"build time": func(c *Config) { c.BuildTimeout = time.Hour },

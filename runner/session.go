@@ -142,6 +142,9 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 		Timeout: cmp.Or(b.Timeout, ss.cfg.Timeout),
 		CPUs:    cpus,
 		Name:    b.Name,
+		// Empty unless the benchmark asks for a profile.
+		CPUProfileFlag:  b.CPUProfile,
+		MaxProfileBytes: store.MaxProfileBytes,
 	}
 	label := s.name
 	if !keep {
@@ -162,6 +165,9 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	}
 	if !keep {
 		return nil
+	}
+	for _, w := range res.Warnings {
+		ss.r.log().Warn("run warning", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "warning", w)
 	}
 	return ss.record(ctx, s, run, started, ended, res.StderrTail)
 }
@@ -189,6 +195,7 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		Status:     run.Status,
 		Detail:     run.Detail,
 		Samples:    run.Samples,
+		Profiles:   run.Profiles,
 	}
 	id, err := ss.r.Store.SaveRun(ctx, rec)
 	if err != nil {

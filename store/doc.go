@@ -4,10 +4,10 @@
 //
 // Open takes an address (see ParseDSN), connects, and brings the schema
 // up to date with the migrations embedded in package migrations. Runs
-// flow in through SaveRun, one transaction each, so a run and its samples
-// appear together or not at all. Runs, History and Trend read them back
-// as RunRecords and analysis values; SaveComparison and Comparison keep
-// rendered reports.
+// flow in through SaveRun, one transaction each, so a run, its samples
+// and its profiles appear together or not at all. Runs, History and Trend
+// read them back as RunRecords and analysis values, Profiles the runs'
+// profiles; SaveComparison and Comparison keep rendered reports.
 //
 // Both dialects share one implementation: the SQL is written once with ?
 // placeholders (sqlx rebinds them for PostgreSQL), times travel as UTC

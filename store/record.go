@@ -58,11 +58,20 @@ type RunRecord struct {
 	// Detail says why a run failed: exit status, stderr tail.
 	Detail  string
 	Samples []analysis.Sample
+	// Profiles are the profiles the run wrote, stored with it (in the
+	// same transaction) and read back by Profiles, or by Runs when
+	// RunQuery.Profiles is set. Each needs a benchmark, a kind and data,
+	// at most MaxProfileBytes of it.
+	Profiles []analysis.Profile
 }
 
-// Run returns the run as analysis sees it.
+// MaxProfileBytes is the largest profile SaveRun stores: 64 MiB, what
+// the runner keeps at most.
+const MaxProfileBytes = 64 << 20
+
+// Run returns the run as analysis sees it, with the profiles it carries.
 func (r *RunRecord) Run() analysis.Run {
-	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Detail: r.Detail, Samples: r.Samples}
+	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles}
 }
 
 func (r *RunRecord) validate() error {
@@ -75,6 +84,19 @@ func (r *RunRecord) validate() error {
 		return fmt.Errorf("unknown kind %q (want %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate)
 	case r.StartedAt.IsZero():
 		return fmt.Errorf("no start time")
+	}
+	for i, p := range r.Profiles {
+		switch {
+		case p.Benchmark == "":
+			return fmt.Errorf("profile %d: no benchmark", i)
+		case p.Kind == "":
+			return fmt.Errorf("profile %d (%s): no kind", i, p.Benchmark)
+		case len(p.Data) == 0:
+			return fmt.Errorf("profile %d (%s %s): no data", i, p.Benchmark, p.Kind)
+		case len(p.Data) > MaxProfileBytes:
+			return fmt.Errorf("profile %d (%s %s): %d bytes, more than the %d MiB a profile may have",
+				i, p.Benchmark, p.Kind, len(p.Data), MaxProfileBytes>>20)
+		}
 	}
 	for _, s := range analysis.Statuses {
 		if r.Status == s {
@@ -96,6 +118,9 @@ type RunQuery struct {
 	Status analysis.Status
 	// Limit > 0 keeps only the newest Limit runs.
 	Limit int
+	// Profiles loads each run's profiles into RunRecord.Profiles too;
+	// they may be large, so only when asked.
+	Profiles bool
 }
 
 // A HistoryQuery selects the ok baseline runs of one repository that

@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/perfbot/perfbot/analysis"
 )
 
-// SaveRun stores a run with its samples, its commit and its repository
-// (both added or updated as needed) in one transaction, and returns the
-// run's id. It does not modify r. Samples must have a benchmark, a unit
-// and a finite value; one that does not fails the whole run.
+// SaveRun stores a run with its samples and profiles, its commit and its
+// repository (both added or updated as needed) in one transaction, and
+// returns the run's id. It does not modify r. Samples must have a
+// benchmark, a unit and a finite value; one that does not fails the whole
+// run, and so does a profile that fails to go in.
 func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 	if err := r.validate(); err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
@@ -45,6 +47,9 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
+	}
+	if err := insertProfiles(ctx, tx, id, r.Profiles); err != nil {
+		return 0, fmt.Errorf("save run: profiles: %w", err)
 	}
 	insert := insertSamples
 	if db.dsn.Driver == DriverPostgres {
@@ -143,6 +148,56 @@ func copySamples(ctx context.Context, tx *sqlx.Tx, runID int64, samples []analys
 	return err
 }
 
+// insertProfiles inserts profiles, one row each: there is one per
+// profiled benchmark of a run, and each may be megabytes.
+func insertProfiles(ctx context.Context, tx *sqlx.Tx, runID int64, profiles []analysis.Profile) error {
+	if len(profiles) == 0 {
+		return nil
+	}
+	q := tx.Rebind(`INSERT INTO profiles (run_id, benchmark, kind, data, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+	now := dbTime{time.Now()}
+	for _, p := range profiles {
+		if _, err := tx.ExecContext(ctx, q, runID, p.Benchmark, p.Kind, p.Data, len(p.Data), now); err != nil {
+			return fmt.Errorf("%s %s: %w", p.Benchmark, p.Kind, err)
+		}
+	}
+	return nil
+}
+
+// Profiles returns the profiles of the runs runIDs, by run id, each run's in
+// the order SaveRun got them. A run without profiles, or unknown, has no
+// entry.
+func (db *DB) Profiles(ctx context.Context, runIDs []int64) (map[int64][]analysis.Profile, error) {
+	out := make(map[int64][]analysis.Profile)
+	for start := 0; start < len(runIDs); start += idBatch {
+		batch := runIDs[start:min(start+idBatch, len(runIDs))]
+		rows, err := db.db.QueryContext(ctx, db.db.Rebind(`
+			SELECT run_id, benchmark, kind, data FROM profiles
+			WHERE run_id IN (`+placeholders(len(batch))+`)
+			ORDER BY run_id, id`), anys(batch)...)
+		if err != nil {
+			return nil, fmt.Errorf("profiles: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id int64
+				p  analysis.Profile
+			)
+			if err := rows.Scan(&id, &p.Benchmark, &p.Kind, &p.Data); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("profiles: %w", err)
+			}
+			out[id] = append(out[id], p)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("profiles: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // runRow is one row of runQuery.
 type runRow struct {
 	ID         int64  `db:"id"`
@@ -170,7 +225,8 @@ const runQuery = `
 	JOIN repos p ON p.id = r.repo_id
 	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha`
 
-// Runs returns the runs q selects with their samples, oldest first.
+// Runs returns the runs q selects with their samples, oldest first, and
+// with their profiles when q.Profiles is set.
 func (db *DB) Runs(ctx context.Context, q RunQuery) ([]RunRecord, error) {
 	var f filter
 	if q.Repo != "" {
@@ -216,6 +272,15 @@ func (db *DB) Runs(ctx context.Context, q RunQuery) ([]RunRecord, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runs: samples: %w", err)
+	}
+	if q.Profiles {
+		profiles, err := db.Profiles(ctx, ids)
+		if err != nil {
+			return nil, fmt.Errorf("runs: %w", err)
+		}
+		for id, ps := range profiles {
+			byID[id].Profiles = ps
+		}
 	}
 	return runs, nil
 }

@@ -182,6 +182,7 @@ func TestErrorsNameTheOperation(t *testing.T) {
 	checks := map[string]error{}
 	_, checks["save run: "] = db.SaveRun(ctx, &store.RunRecord{})
 	_, checks["runs: "] = db.Runs(ctx, store.RunQuery{})
+	_, checks["profiles: "] = db.Profiles(ctx, []int64{1})
 	_, checks["history: "] = db.History(ctx, store.HistoryQuery{Repo: "r"})
 	_, checks["trend: "] = db.Trend(ctx, "r", analysis.Key{Benchmark: "Prove", Unit: "sec/op"}, time.Time{})
 	_, checks["comparison 7: "] = db.Comparison(ctx, 7)

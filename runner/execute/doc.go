@@ -12,7 +12,8 @@
 // and why, the tail of standard error and the wall time. While the
 // process runs, every GPU is sampled through NVML (clocks, power,
 // temperature, utilization, memory, clock event reasons, energy), and the
-// readings are summarized into process samples as well.
+// readings are summarized into process samples as well. A Spec may also
+// ask the program for a CPU profile, which the Result then carries.
 //
 // Fingerprint describes the machine a run happened on (CPU, memory,
 // kernel, GPUs through NVML) so that runs from different machines are

@@ -1,13 +1,16 @@
 package execute
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +24,11 @@ import (
 // DefaultStderrTail is how many bytes from the end of standard error a
 // Result keeps when the Spec does not say.
 const DefaultStderrTail = 64 << 10
+
+// DefaultMaxProfileBytes is the largest profile a Result keeps when the
+// Spec does not say. perfbot prove's CPU profile at 2^16 constraints is
+// about 11 KB; one of 64 MiB is a mistake, not a profile to store.
+const DefaultMaxProfileBytes = 64 << 20
 
 // ProcessBenchmark is the Key.Benchmark of the samples that describe the
 // whole benchmark process rather than one of its benchmarks: wall time,
@@ -77,6 +85,18 @@ type Spec struct {
 	// process runs. 0 means Timeout/500 within [20ms, 500ms], or 100ms
 	// without a Timeout; an explicit value must be at least 1ms.
 	TelemetryInterval time.Duration
+	// CPUProfileFlag, when set, asks the benchmark for a CPU profile: Run
+	// appends two arguments to Args, the flag and the path of a file in a
+	// new temporary directory (--cpuprofile /tmp/perfbot-profile-1234/cpu.pprof),
+	// and after an ok run reads the file into Result.Run.Profiles as one
+	// analysis.ProfileCPU profile of benchmark Name, which must be set. A
+	// missing, empty or too large file is a warning, not a failure; a run
+	// that did not end ok keeps no profile. The directory is removed
+	// whatever happens.
+	CPUProfileFlag string
+	// MaxProfileBytes caps the size of a profile kept; a larger one is a
+	// warning and is not kept. 0 means DefaultMaxProfileBytes.
+	MaxProfileBytes int64
 }
 
 // A Result is what one benchmark process did.
@@ -93,7 +113,8 @@ type Result struct {
 	// (goos, cpu, gpu, backend, …), the last value of each key.
 	Config map[string]string `json:"config,omitempty"`
 	// Warnings are caveats about an ok run: benchmark lines that did
-	// not parse, counters that were multiplexed, processes left behind.
+	// not parse, counters that were multiplexed, processes left behind, a
+	// CPU profile asked for but not written.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unavailable maps each process measurement that could not be taken
 	// to the reason: perf's event name ("instructions", "cache-misses",
@@ -120,6 +141,9 @@ type Result struct {
 // killed. From just before the start until the exit, another goroutine
 // samples every GPU through NVML (see ProcessBenchmark); without NVML the
 // run has no GPU samples and Result.Unavailable says why.
+//
+// With spec.CPUProfileFlag the program is also given a path to write a
+// CPU profile to, which an ok run's Result carries (see Spec).
 //
 // How the process ended is the Result's status: crashed for a non-zero
 // exit or a signal, timed-out at the limit, no-output for an exit 0
@@ -154,8 +178,25 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 			return Result{}, fmt.Errorf("run %s: %w", name, err)
 		}
 	}
+	if spec.CPUProfileFlag != "" && spec.Name == "" {
+		return Result{}, fmt.Errorf("run %s: a CPU profile needs the benchmark's Name, which names the profile", name)
+	}
+	if spec.MaxProfileBytes < 0 {
+		return Result{}, fmt.Errorf("run %s: MaxProfileBytes %d is negative; use 0 for the default", name, spec.MaxProfileBytes)
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
+	}
+	args := spec.Args
+	var profile string // the CPU profile's path, or ""
+	if spec.CPUProfileFlag != "" {
+		dir, err := os.MkdirTemp("", "perfbot-profile-*")
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s: create CPU profile directory: %w", name, err)
+		}
+		defer os.RemoveAll(dir)
+		profile = filepath.Join(dir, "cpu.pprof")
+		args = append(slices.Clip(spec.Args), spec.CPUProfileFlag, profile)
 	}
 	stdout, err := unlinkedTemp("stdout")
 	if err != nil {
@@ -170,7 +211,7 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 
 	cmd := &exec.Cmd{
 		Path:   path,
-		Args:   spec.Args,
+		Args:   args,
 		Dir:    spec.Dir,
 		Env:    env,
 		Stdout: stdout, // files, not pipes: Wait never waits on a
@@ -242,7 +283,47 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	}
 	res.Run.Samples = append(out.samples, p.samples...)
 	res.Warnings = append(append(out.syntaxErrors, out.warnings...), res.Warnings...)
+	if profile != "" {
+		limit := cmp.Or(spec.MaxProfileBytes, DefaultMaxProfileBytes)
+		data, warning := readProfile(profile, spec.CPUProfileFlag, limit)
+		if warning != "" {
+			res.Warnings = append(res.Warnings, warning)
+		} else {
+			res.Run.Profiles = []analysis.Profile{{Benchmark: spec.Name, Kind: analysis.ProfileCPU, Data: data}}
+		}
+	}
 	return res, nil
+}
+
+// readProfile reads the CPU profile a benchmark wrote to path, given to it
+// after flag. A file that is missing, empty or larger than limit gives no
+// data but a warning that says why and what to check.
+func readProfile(path, flag string, limit int64) (data []byte, warning string) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Sprintf("no CPU profile: the benchmark wrote no file at the path perfbot gave after %s; "+
+			"check that the program takes %s FILE and writes the profile there before it exits", flag, flag)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("no CPU profile: %v", err)
+	}
+	defer f.Close()
+	// Read one byte past the limit rather than trust a size read first.
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("no CPU profile: read %s: %v", path, err)
+	case len(data) == 0:
+		return nil, fmt.Sprintf("no CPU profile: the file the benchmark got after %s is empty; "+
+			"check that it stops profiling (pprof.StopCPUProfile) before it exits", flag)
+	case int64(len(data)) > limit:
+		size := "larger"
+		if fi, err := f.Stat(); err == nil {
+			size = fmt.Sprintf("%d bytes", fi.Size())
+		}
+		return nil, fmt.Sprintf("CPU profile not stored: it is %s, over the limit of %d bytes; profile a shorter run", size, limit)
+	}
+	return data, ""
 }
 
 // A stopReason says why the watcher of a process stopped.

@@ -22,6 +22,8 @@ const (
 	pidFileEnv = "PERFBOT_EXECUTE_PIDFILE" // where a sleeping grandchild writes its pid
 	givenEnv   = "PERFBOT_EXECUTE_GIVEN"   // a variable the env test gives the child
 	secretEnv  = "PERFBOT_EXECUTE_SECRET"  // a variable of the test process the child must not see
+	profileEnv = "PERFBOT_EXECUTE_PROFILE" // the file the profile helper copies to its -cpuprofile path
+	failEnv    = "PERFBOT_EXECUTE_FAIL"    // set: the profile helper exits 1 after writing
 )
 
 // A benchmark line every helper that should count as ok prints.
@@ -171,6 +173,29 @@ BenchmarkProve/circuit=sha256/backend=cpu/phase=total-2 1 2345678901 ns/op 10485
 			cpus = append(cpus, strconv.Itoa(c))
 		}
 		fmt.Printf("affinity: %s\n%s\n", strings.Join(cpus, ","), okLine)
+		return 0
+	},
+	// profile reports its arguments as the "args" configuration line
+	// and, given exactly -cpuprofile PATH and profileEnv, copies the file
+	// profileEnv names to PATH, as a benchmark writes its profile; it
+	// exits 1 after that when failEnv is set.
+	"profile": func() int {
+		args := os.Args[1:]
+		fmt.Printf("args: [%s]\n%s\n", strings.Join(args, " "), okLine)
+		if src := os.Getenv(profileEnv); src != "" && len(args) == 2 && args[0] == "-cpuprofile" {
+			data, err := os.ReadFile(src)
+			if err == nil {
+				err = os.WriteFile(args[1], data, 0o644)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		if os.Getenv(failEnv) != "" {
+			fmt.Fprintln(os.Stderr, "failing after writing the profile")
+			return 1
+		}
 		return 0
 	},
 	// env reports the names of its environment variables and the values

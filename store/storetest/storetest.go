@@ -2,7 +2,7 @@
 // from a TestXxx of the backend, Benchmark from a BenchmarkXxx. The suite
 // asserts behaviour through store's API, and reads the database directly
 // only to prove what the API cannot show (no half-written rows, the
-// migration table).
+// migration table, the cascade when a run is deleted).
 package storetest
 
 import (
@@ -51,6 +51,11 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"ConcurrentOpensOfANewDatabase", testConcurrentOpen},
 		{"SchemaTooNewIsRefused", testSchemaTooNew},
 		{"DeliveryIsFirstSeenOnceAcrossWriters", testDeliveries},
+		{"ProfilesRoundTripByteForByte", testProfilesRoundTrip},
+		{"ProfilesOfManyRuns", testProfilesOfManyRuns},
+		{"FailedRunLeavesNoProfiles", testAtomicRunWithProfiles},
+		{"DeletingARunDeletesItsProfiles", testDeletingARunDeletesItsProfiles},
+		{"ProfilesMigrationAppliesOnVersion2", testProfilesMigrationOnVersion2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
