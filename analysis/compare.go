@@ -13,6 +13,11 @@ type Input struct {
 	// BaseRev and HeadRev are the revisions (full SHAs). When empty, the
 	// first run's Revision is used.
 	BaseRev, HeadRev string
+	// BaseArgs and HeadArgs are the variant arguments each side's
+	// benchmarks ran with beyond their configured ones (perfbot compare
+	// --base-args, --head-args), nil for none: one revision with two
+	// flag sets is an A/B comparison, not an A/A one.
+	BaseArgs, HeadArgs []string
 	// Base and Head are each side's runs, in the order they ran (the
 	// drift check relies on it), failed runs included.
 	Base, Head []Run
@@ -42,6 +47,8 @@ func Compare(in Input, opts Options) *Report {
 	r := &Report{
 		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
 		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
+		BaseArgs: slices.Clone(in.BaseArgs),
+		HeadArgs: slices.Clone(in.HeadArgs),
 		BaseEnv:  in.BaseEnv,
 		HeadEnv:  in.HeadEnv,
 		Options:  opts,

@@ -121,6 +121,40 @@ func rowVerdict(row Row) string {
 	return verdictWord(row.Verdict)
 }
 
+// FormatArgs joins args for a POSIX shell: an argument that is empty or
+// holds anything but letters, digits and @%+=:,./_- is single-quoted (a
+// single quote inside closes the quoting, is escaped with a backslash and
+// opens it again), so the result splits back into args.
+func FormatArgs(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// sideName names one side of r for readers, in code (mdCode or plain
+// text): its short revision, and when r compares variants, "with ARGS"
+// or "with no extra args".
+func sideName(r *Report, rev string, args []string, code func(string) string) string {
+	name := code(shortRev(rev))
+	switch {
+	case !r.Variants():
+	case len(args) == 0:
+		name += " with no extra args"
+	default:
+		name += " with " + code(FormatArgs(args))
+	}
+	return name
+}
+
 // shortRev abbreviates a commit SHA as GitHub does.
 func shortRev(rev string) string {
 	if rev == "" {

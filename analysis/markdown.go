@@ -20,7 +20,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	fmt.Fprintf(&b, "### perfbot: %s\n\n", verdictWord(r.Verdict))
 	fmt.Fprintf(&b, "**Verdict: %s.** %s\n\n", verdictWord(r.Verdict), headline(r, mdCode))
 	fmt.Fprintf(&b, "Base %s (%s) vs head %s (%s).",
-		mdCode(shortRev(r.Base)), runsLine(r.Runs.Base), mdCode(shortRev(r.Head)), runsLine(r.Runs.Head))
+		sideName(r, r.Base, r.BaseArgs, mdCode), runsLine(r.Runs.Base), sideName(r, r.Head, r.HeadArgs, mdCode), runsLine(r.Runs.Head))
 	if r.Verdict != VerdictError {
 		b.WriteString(" " + methodLine(r))
 	}
@@ -112,8 +112,8 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		return err
 	}
 	cmd := ctx.command()
-	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s > base.txt\n%s export --rev %s > head.txt\nbenchstat -row /phase base.txt head.txt\n```\n\n",
-		cmd, revOr(r.Base, "BASE"), cmd, revOr(r.Head, "HEAD"))
+	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s%s > base.txt\n%s export --rev %s%s > head.txt\nbenchstat -row /phase base.txt head.txt\n```\n\n",
+		cmd, revOr(r.Base, "BASE"), exportArgs(r.BaseArgs), cmd, revOr(r.Head, "HEAD"), exportArgs(r.HeadArgs))
 	b.WriteString("benchstat prints the same medians, intervals and raw p-values; perfbot also applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")
 
 	_, err := io.WriteString(w, b.String())
@@ -228,6 +228,15 @@ func differs(n int) string {
 		return "differs"
 	}
 	return "differ"
+}
+
+// exportArgs is the perfbot export flag that selects the runs of a
+// variant: " --args 'ARGS'", or "" for none (export's default).
+func exportArgs(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " --args " + shellQuote(FormatArgs(args))
 }
 
 func revOr(rev, placeholder string) string {

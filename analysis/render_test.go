@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -279,5 +280,80 @@ func TestHeadlineIsPlainTextWithTheVerdict(t *testing.T) {
 	}
 	if got := Headline(errorReport()); !strings.HasPrefix(got, "Error. ") {
 		t.Errorf("Headline(error report) = %q; want it to start with the verdict", got)
+	}
+}
+
+// TestVariantsOfOneRevisionAreNamedAndNotAA: one revision run with two
+// flag sets is an A/B comparison: no A/A warning, every rendering names
+// each side's arguments, and the benchstat recipe exports each variant.
+func TestVariantsOfOneRevisionAreNamedAndNotAA(t *testing.T) {
+	t.Parallel()
+	g := newSynth(7, 0.004)
+	in := Input{
+		BaseRev: baseRev, HeadRev: baseRev,
+		HeadArgs: []string{"--lc-storage", "inline"},
+		Base:     g.runs(baseRev, 12, nil),
+		Head:     g.runs(baseRev, 12, map[string]float64{"synthesis": 1.2}),
+	}
+	r := Compare(in, DefaultOptions())
+	if r.Verdict != VerdictRegression {
+		t.Errorf("verdict %s, want the planted regression", r.Verdict)
+	}
+	if hasWarning(r, "A/A") {
+		t.Errorf("A/A warning for two variants of one revision: %v", r.Warnings)
+	}
+	var text, md, js bytes.Buffer
+	if err := RenderText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`(?m)^base\s+1111111 with no extra args\s+12 runs`, `(?m)^head\s+1111111 with --lc-storage inline\s+12 runs`} {
+		if !regexp.MustCompile(want).MatchString(text.String()) {
+			t.Errorf("text report does not match %s:\n%s", want, text.String())
+		}
+	}
+	for _, want := range []string{
+		"Base `1111111` with no extra args (12 runs, 12 ok) vs head `1111111` with `--lc-storage inline` (12 runs, 12 ok).",
+		"export --rev " + baseRev + " > base.txt",
+		"export --rev " + baseRev + " --args '--lc-storage inline' > head.txt",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown report lacks %q:\n%s", want, md.String())
+		}
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.BaseArgs != nil || strings.Join(back.HeadArgs, " ") != "--lc-storage inline" || !strings.Contains(js.String(), `"head_args": [`) {
+		t.Errorf("JSON args: base %q head %q\n%s", back.BaseArgs, back.HeadArgs, js.String())
+	}
+
+	// The same revision with the same arguments is still A/A.
+	in.BaseArgs = in.HeadArgs
+	if r := Compare(in, DefaultOptions()); !hasWarning(r, "A/A") {
+		t.Errorf("same revision, same args: no A/A warning: %v", r.Warnings)
+	}
+}
+
+func TestFormatArgsQuotesForTheShell(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"--lc-storage", "inline"}, "--lc-storage inline"},
+		{[]string{"--name=a b", ""}, "'--name=a b' ''"},
+		{[]string{"it's", "$HOME"}, `'it'\''s' '$HOME'`},
+	} {
+		if got := FormatArgs(tc.args); got != tc.want {
+			t.Errorf("FormatArgs(%q) = %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

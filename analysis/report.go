@@ -50,6 +50,11 @@ type Report struct {
 	// Base and Head are the compared revisions (full SHAs).
 	Base string `json:"base"`
 	Head string `json:"head"`
+	// BaseArgs and HeadArgs are the sides' variant arguments (see
+	// Input), absent for none. Reports name each side as its revision
+	// with its arguments when either side has some (Variants).
+	BaseArgs []string `json:"base_args,omitempty"`
+	HeadArgs []string `json:"head_args,omitempty"`
 	// Runs counts the runs of each side by status.
 	Runs Runs `json:"runs"`
 	// Failures lists the distinct failures, with how often each occurred.
@@ -82,6 +87,10 @@ type Report struct {
 	// Warnings are the caveats a reader must see, in a stable order.
 	Warnings []string `json:"warnings"`
 }
+
+// Variants reports whether the sides ran with variant arguments: an A/B
+// comparison of flag sets (of one revision or two).
+func (r *Report) Variants() bool { return len(r.BaseArgs) > 0 || len(r.HeadArgs) > 0 }
 
 // NeedMoreRuns reports whether adding runs could settle the comparison:
 // some primary row is inconclusive because it has too few runs or is too

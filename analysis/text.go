@@ -16,8 +16,8 @@ func RenderText(w io.Writer, r *Report) error {
 	plain := func(s string) string { return s }
 	fmt.Fprintf(&b, "perfbot: %s\n%s\n\n", verdictWord(r.Verdict), headline(r, plain))
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "base\t%s\t%s\n", shortRev(r.Base), runsLine(r.Runs.Base))
-	fmt.Fprintf(tw, "head\t%s\t%s\n", shortRev(r.Head), runsLine(r.Runs.Head))
+	fmt.Fprintf(tw, "base\t%s\t%s\n", sideName(r, r.Base, r.BaseArgs, plain), runsLine(r.Runs.Base))
+	fmt.Fprintf(tw, "head\t%s\t%s\n", sideName(r, r.Head, r.HeadArgs, plain), runsLine(r.Runs.Head))
 	tw.Flush()
 	if r.Verdict != VerdictError {
 		fmt.Fprintf(&b, "%s\n", methodLine(r))

@@ -56,7 +56,8 @@ func (c *comparer) warnRuns(r *Report, base, head *side) {
 			c.warnf("%s: dropped %s that were NaN or infinite", s.name, plural(s.nonFinite, "value"))
 		}
 	}
-	if r.Base != "" && r.Base == r.Head {
+	// One revision with two sets of arguments is an A/B comparison.
+	if r.Base != "" && r.Base == r.Head && slices.Equal(r.BaseArgs, r.HeadArgs) {
 		c.warnf("base and head are the same revision %s: an A/A comparison, so any change reported is noise", shortRev(r.Base))
 	}
 }

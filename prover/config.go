@@ -1,12 +1,15 @@
 package prover
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/prover/r1cs"
 )
 
 // MaxConstraints is the largest circuit perfbot prove builds: 2^28.
@@ -21,6 +24,10 @@ var SRSModes = []string{"setup", "random"}
 // Circuits are the workload circuits perfbot prove knows.
 var Circuits = []string{"sha256"}
 
+// LCStorages are the values --lc-storage accepts (see r1cs.LCStorage):
+// heap, the default, and inline.
+var LCStorages = r1cs.LCStorages
+
 // A Config says what perfbot prove runs.
 type Config struct {
 	Circuit     string // one of Circuits
@@ -34,6 +41,13 @@ type Config struct {
 	Verify      bool   // verify every measured proof; an invalid one is an error
 	KeyDir      string // cache directory for keys; "" disables the cache
 	CUDALib     string // libperfbot_cuda.so for the GPU backend; "" searches (see prover/gpu)
+	// LCStorage is where synthesis keeps the terms of its linear
+	// combinations: one of LCStorages, "" meaning heap. A variant switch:
+	// the proof is the same, the synthesis time is not.
+	LCStorage string
+	// Counters is whether each phase carries perf counters: one of
+	// CounterModes, "" meaning auto (see counterSet).
+	Counters string
 
 	Logger *slog.Logger // progress and warnings; nil discards them
 }
@@ -56,6 +70,16 @@ func (c *Config) Validate() error {
 	if err := oneOf("srs", c.SRS, SRSModes); err != nil {
 		return err
 	}
+	if c.LCStorage != "" {
+		if err := oneOf("lc-storage", c.LCStorage, LCStorages); err != nil {
+			return err
+		}
+	}
+	if c.Counters != "" {
+		if err := oneOf("counters", c.Counters, CounterModes); err != nil {
+			return err
+		}
+	}
 	if c.Count < 1 {
 		return fmt.Errorf("count %d: give at least 1 proof to measure", c.Count)
 	}
@@ -66,6 +90,12 @@ func (c *Config) Validate() error {
 		return errors.New("--verify with --srs random: proofs made with random keys cannot verify; use --srs setup")
 	}
 	return nil
+}
+
+// lcStorage returns the storage c.LCStorage names; Validate has checked it.
+func (c *Config) lcStorage() r1cs.LCStorage {
+	s, _ := r1cs.ParseLCStorage(cmp.Or(c.LCStorage, LCStorages[0]))
+	return s
 }
 
 func oneOf(what, v string, allowed []string) error {

@@ -58,6 +58,20 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatalf("valid config rejected: %v", err)
 	}
+	for _, storage := range append([]string{""}, LCStorages...) {
+		c := good
+		c.LCStorage = storage
+		if err := c.Validate(); err != nil {
+			t.Errorf("lc-storage %q rejected: %v", storage, err)
+		}
+	}
+	for _, mode := range append([]string{""}, CounterModes...) {
+		c := good
+		c.Counters = mode
+		if err := c.Validate(); err != nil {
+			t.Errorf("counters %q rejected: %v", mode, err)
+		}
+	}
 	cases := []struct {
 		mutate func(*Config)
 		want   string
@@ -66,6 +80,8 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 		{func(c *Config) { c.Phases = "msm" }, "allowed values are all, synthesis"},
 		{func(c *Config) { c.Circuit = "poseidon" }, "allowed values are sha256"},
 		{func(c *Config) { c.SRS = "ceremony" }, "allowed values are setup, random"},
+		{func(c *Config) { c.LCStorage = "smallvec" }, `unknown lc-storage "smallvec": allowed values are heap, inline`},
+		{func(c *Config) { c.Counters = "on" }, `unknown counters "on": allowed values are auto, off`},
 		{func(c *Config) { c.Count = 0 }, "at least 1"},
 		{func(c *Config) { c.Warmup = -1 }, "0 or more"},
 		{func(c *Config) { c.Constraints = MaxConstraints + 1 }, "out of range"},

@@ -11,14 +11,19 @@ import (
 )
 
 // A Header is the file configuration printed before the benchmark lines.
-// Only keys that are equal for a base and a head run belong here: benchstat
-// splits its tables by file configuration.
+// benchstat splits its tables by file configuration, so only keys that are
+// equal for a base and a head run of one variant belong here: a variant
+// switch such as lc-storage does belong, and keeps the two variants' runs
+// out of one table (benchstat -col lc-storage heap.txt inline.txt sets
+// them side by side). perfbot compare keys its series by benchmark name,
+// phase and unit, not by these lines.
 type Header struct {
 	GOOS, GOARCH string
 	CPU          string // model name
 	GPU          string // device name; empty when no GPU backend ran
 	Backend      string // the backend that ran
 	SRS          string // "setup" or "random"
+	LCStorage    string // "heap" or "inline" (--lc-storage)
 }
 
 // HostHeader returns the header for this host and the given backend; gpu
@@ -48,6 +53,7 @@ func WriteHeader(w io.Writer, h Header) error {
 	line("gpu", h.GPU)
 	line("backend", h.Backend)
 	line("srs", h.SRS)
+	line("lc-storage", h.LCStorage)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }

@@ -58,11 +58,15 @@ func (m *Measurement) Metric(unit string) (float64, bool) {
 }
 
 // A meter reads the process-wide counters a phase is charged with: heap
-// bytes and objects allocated (runtime/metrics, cumulative and cheap) and
-// page faults (getrusage). Counters cover every goroutine, which is what a
-// phase is: gnark-crypto's MultiExp and FFT run on many.
+// bytes and objects allocated (runtime/metrics, cumulative and cheap),
+// page faults (getrusage, minor and major: the one source of
+// page-faults/op, with or without perf counters) and, unless --counters is
+// off, the perf counters of counterSet. Counters cover every goroutine and
+// every thread, which is what a phase is: gnark-crypto's MultiExp and FFT
+// run on many.
 type meter struct {
-	samples []metrics.Sample
+	samples  []metrics.Sample
+	counters *counterSet // nil when counting is off
 }
 
 type reading struct {
@@ -71,6 +75,7 @@ type reading struct {
 	allocObjs   uint64
 	pageFaults  int64
 	faultsKnown bool
+	counters    counterReading
 }
 
 func newMeter() *meter {
@@ -80,19 +85,40 @@ func newMeter() *meter {
 	}}
 }
 
-func (m *meter) read() reading {
-	metrics.Read(m.samples)
-	r := reading{
-		allocBytes: m.samples[0].Value.Uint64(),
-		allocObjs:  m.samples[1].Value.Uint64(),
+// begin reads the counters at the start of a span. The readings nest: the
+// perf counters outermost, then allocations and page faults, the clock
+// innermost, so that neither the cost of reading the perf counters (a
+// read system call per event and thread) nor their allocations are charged
+// to the span's time and B/op.
+func (m *meter) begin() reading {
+	var r reading
+	if m.counters != nil {
+		m.counters.read(&r.counters)
 	}
+	m.readRuntime(&r)
+	r.at = time.Now()
+	return r
+}
+
+// end reads the counters at the end of a span, in begin's reverse order.
+func (m *meter) end() reading {
+	r := reading{at: time.Now()}
+	m.readRuntime(&r)
+	if m.counters != nil {
+		m.counters.read(&r.counters)
+	}
+	return r
+}
+
+func (m *meter) readRuntime(r *reading) {
+	metrics.Read(m.samples)
+	r.allocBytes = m.samples[0].Value.Uint64()
+	r.allocObjs = m.samples[1].Value.Uint64()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		r.pageFaults = int64(ru.Minflt) + int64(ru.Majflt)
 		r.faultsKnown = true
 	}
-	r.at = time.Now() // last, so the reads above are not charged to the phase
-	return r
 }
 
 // run runs fn as the named phase: labelled for the CPU profiler, checked
@@ -102,16 +128,19 @@ func (m *meter) run(ctx context.Context, name string, fn func() error) (Measurem
 		return Measurement{}, fmt.Errorf("before phase %s: %w", name, err)
 	}
 	var err error
-	before := m.read()
+	before := m.begin()
 	pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })
-	after := m.read()
+	after := m.end()
 	if err != nil {
 		return Measurement{}, fmt.Errorf("phase %s: %w", name, err)
 	}
-	return diff(name, before, after), nil
+	return m.diff(name, &before, &after), nil
 }
 
-func diff(name string, before, after reading) Measurement {
+// diff returns what the span from before to after cost: time, B/op,
+// allocs/op, page-faults/op, then the perf counters that counted (see
+// counterSet.metrics).
+func (m *meter) diff(name string, before, after *reading) Measurement {
 	ms := Measurement{Phase: name, Elapsed: after.at.Sub(before.at)}
 	ms.Metrics = append(ms.Metrics,
 		Metric{float64(after.allocBytes - before.allocBytes), "B/op"},
@@ -119,6 +148,9 @@ func diff(name string, before, after reading) Measurement {
 	)
 	if before.faultsKnown && after.faultsKnown {
 		ms.Metrics = append(ms.Metrics, Metric{float64(after.pageFaults - before.pageFaults), "page-faults/op"})
+	}
+	if m.counters != nil {
+		ms.Metrics = append(ms.Metrics, m.counters.metrics(name, &before.counters, &after.counters)...)
 	}
 	return ms
 }

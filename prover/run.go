@@ -56,6 +56,14 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	m := newMeter()
+	if cfg.Counters != "off" {
+		// First, while the process has few threads: the threads started
+		// later (the runtime's, the CUDA driver's) inherit the counters.
+		m.counters = openCounters(log, openEvent, processThreads)
+		defer m.counters.close()
+		m.counters.logStatus()
+	}
 	backend, eng, err := openBackend(cfg, log)
 	if err != nil {
 		return err
@@ -105,13 +113,12 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 			log.Warn("random SRS: timings are realistic but these proofs cannot verify")
 		}
 	}
-	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux()}
+	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(), LCStorage: cfg.lcStorage()}
 	shape = nil // the matrices are not needed from here on
 
 	if err := sink.Start(info); err != nil {
 		return err
 	}
-	m := newMeter()
 	for i := range cfg.Warmup + cfg.Count {
 		warm := i < cfg.Warmup
 		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
@@ -205,7 +212,7 @@ func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) 
 // phase is measured, and total covers everything.
 func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand, eng groth16.Engine) (ProofResult, error) {
 	var res ProofResult
-	start := m.read()
+	start := m.begin()
 
 	var cs *r1cs.System
 	synth, err := m.run(ctx, PhaseSynthesis, func() error {
@@ -259,7 +266,8 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		proof = p
 		addMSMStats(res.Measurements, stats)
 	}
-	total := diff(PhaseTotal, start, m.read())
+	end := m.end()
+	total := m.diff(PhaseTotal, &start, &end)
 	res.Measurements = append(res.Measurements, total)
 
 	if cfg.Verify && proof != nil {

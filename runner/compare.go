@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -20,6 +22,14 @@ type CompareRequest struct {
 	// the cap that inconclusive comparisons may grow to; 0 keeps the
 	// config's values.
 	Count, MaxCount int
+	// BaseArgs and HeadArgs are variant arguments, appended to every
+	// benchmark's arguments on the base and on the head side (see
+	// Config.WithVariant); nil for none. With Base and Head one revision
+	// they make an A/B comparison of two flag sets in one build; equal
+	// args on one revision leave nothing to compare (ErrNothingToCompare).
+	// Each side's runs are stored with its variant's config and config
+	// hash, and its noise floors come from the base variant's history.
+	BaseArgs, HeadArgs []string
 	// Kind is what the runs are stored as: store.KindCompare unless set
 	// (calibration stores store.KindCalibrate).
 	Kind store.Kind
@@ -44,11 +54,17 @@ type CompareResult struct {
 	BaseRuns, HeadRuns []analysis.Run
 }
 
-// Compare builds base and head, runs warm-ups that are thrown away, then
-// Count interleaved rounds (base, head, base, head …), storing every run.
-// While the report says more runs could settle it, it adds batches of
-// rounds up to MaxCount (sequential testing). The config comes from the
-// base revision, so a change cannot alter how it is measured.
+// ErrNothingToCompare is wrapped by Compare's error for variant args that
+// are the same on both sides of one revision.
+var ErrNothingToCompare = errors.New("nothing to compare")
+
+// Compare builds base and head (a revision once, however many sides run
+// it), runs warm-ups that are thrown away, then Count interleaved rounds
+// (base, head, base, head …), storing every run. While the report says
+// more runs could settle it, it adds batches of rounds up to MaxCount
+// (sequential testing). The config comes from the base revision, so a
+// change cannot alter how it is measured; BaseArgs and HeadArgs make a
+// variant of it for each side.
 func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResult, error) {
 	ws, err := r.open(ctx, req.Source)
 	if err != nil {
@@ -62,11 +78,24 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if err != nil {
 		return nil, err
 	}
+	variants := len(req.BaseArgs) > 0 || len(req.HeadArgs) > 0
+	if variants && base.SHA == head.SHA && slices.Equal(req.BaseArgs, req.HeadArgs) {
+		return nil, fmt.Errorf("%w: base and head are both %s with args %s; give each side its own args",
+			ErrNothingToCompare, base.Short(), analysis.FormatArgs(req.BaseArgs))
+	}
 	cfg, source, err := LoadConfig(ctx, ws, base.SHA)
 	if err != nil {
 		return nil, err
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
+	baseCfg, err := cfg.WithVariant(req.BaseArgs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: base %w", source, err)
+	}
+	headCfg, err := cfg.WithVariant(req.HeadArgs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: head %w", source, err)
+	}
 	kind := req.Kind
 	if kind == "" {
 		kind = store.KindCompare
@@ -77,11 +106,13 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if req.MaxCount > 0 {
 		maxCount = max(count, req.MaxCount)
 	}
-	sides := []*side{{name: "base", commit: base}, {name: "head", commit: head}}
-	for _, s := range sides {
-		if err := ss.build(ctx, s); err != nil {
-			return nil, err
-		}
+	sides := []*side{ss.newSide("base", base, baseCfg), ss.newSide("head", head, headCfg)}
+	if variants {
+		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
+			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
+	}
+	if err := ss.buildSides(ctx, sides); err != nil {
+		return nil, err
 	}
 	// A side that does not build leaves nothing to compare: run nothing,
 	// and report the build failure as what it is.
@@ -100,8 +131,10 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		rounds = count
 	}
 
+	// The noise floors are the base variant's: its config hash is the
+	// config's own unless base has variant args.
 	hist, err := r.Store.History(ctx, store.HistoryQuery{
-		Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: cfg.Hash(), Limit: 100,
+		Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: sides[0].cfgHash, Limit: 100,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
@@ -111,6 +144,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	compare := func() *analysis.Report {
 		return analysis.Compare(analysis.Input{
 			BaseRev: base.SHA, HeadRev: head.SHA,
+			BaseArgs: req.BaseArgs, HeadArgs: req.HeadArgs,
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
 		}, opts)
@@ -139,10 +173,15 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
-	inputs, _ := json.Marshal(map[string]any{
+	in := map[string]any{
 		"config_hash": cfg.Hash(), "config_source": source, "rounds": rounds,
 		"base_runs": sides[0].ids, "head_runs": sides[1].ids, "machine": ss.env.ID(),
-	})
+	}
+	if variants {
+		in["base_args"], in["head_args"] = nonNil(req.BaseArgs), nonNil(req.HeadArgs)
+		in["base_config_hash"], in["head_config_hash"] = sides[0].cfgHash, sides[1].cfgHash
+	}
+	inputs, _ := json.Marshal(in)
 	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
 		Verdict: string(report.Verdict), Inputs: string(inputs), Report: string(reportJSON),
@@ -192,7 +231,7 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
 	ss := r.newSession(ctx, ws, cfg, store.KindBaseline)
-	s := &side{name: "rev", commit: c}
+	s := ss.newSide("rev", c, cfg)
 	if err := ss.build(ctx, s); err != nil {
 		return nil, err
 	}
@@ -208,4 +247,12 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed}
 	res.OK = len(s.ids) - ss.failed
 	return res, nil
+}
+
+// nonNil returns args, or an empty list for nil: JSON [] rather than null.
+func nonNil(args []string) []string {
+	if args == nil {
+		return []string{}
+	}
+	return args
 }

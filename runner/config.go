@@ -77,6 +77,59 @@ type Config struct {
 	// comparison (primary_units; default [sec/op]). They are benchfmt's
 	// tidied units: ns/op is written, and stored, as sec/op.
 	PrimaryUnits []string `json:"primary_units"`
+	// Variant is not read from YAML: it is the arguments WithVariant
+	// appended to every benchmark's Args for one side of an A/B
+	// comparison of flag sets (compare --base-args, --head-args), nil for
+	// a config as written. It is part of the config's identity: the runs
+	// of two variants have different Hashes, so they are never one
+	// series, neither in the history noise floors are learned from nor
+	// anywhere else runs are keyed by config hash, and each stored run's
+	// config says which variant it ran (StoredVariant). Empty, it is left
+	// out of the JSON, so the Hash of every config as written is what it
+	// was before variants existed.
+	Variant []string `json:"variant,omitempty"`
+}
+
+// WithVariant returns c for one side of an A/B comparison of flag sets:
+// a copy with args appended to every benchmark's Args (after any earlier
+// variant's) and recorded in Variant, validated as a whole (args may not
+// give a benchmark's cpuprofile flag, for one); errors wrap
+// ErrInvalidConfig. With no args it returns c itself: the config as
+// written, with its own Hash and history.
+func (c *Config) WithVariant(args []string) (*Config, error) {
+	if len(args) == 0 {
+		return c, nil
+	}
+	cp := *c
+	cp.Variant = append(slices.Clone(c.Variant), args...)
+	cp.Benchmarks = slices.Clone(c.Benchmarks)
+	for i := range cp.Benchmarks {
+		b := &cp.Benchmarks[i]
+		b.Args = append(slices.Clone(b.Args), args...)
+	}
+	if err := cp.Validate(); err != nil {
+		return nil, fmt.Errorf("variant args %q: %w", args, err)
+	}
+	return &cp, nil
+}
+
+// StoredVariant returns the Variant of a config as a run stores it (its
+// JSON, store.RunRecord.Config): nil for a config as written, and for a
+// run stored without a config.
+func StoredVariant(configJSON string) ([]string, error) {
+	if configJSON == "" {
+		return nil, nil
+	}
+	var c struct {
+		Variant []string `json:"variant"`
+	}
+	if err := json.Unmarshal([]byte(configJSON), &c); err != nil {
+		return nil, fmt.Errorf("stored config: %w", err)
+	}
+	if len(c.Variant) == 0 {
+		return nil, nil
+	}
+	return c.Variant, nil
 }
 
 // A Benchmark is one program perfbot runs, one process per run, that
@@ -661,6 +714,9 @@ func (c *Config) normalize() {
 	}
 	if len(c.PrimaryUnits) == 0 {
 		c.PrimaryUnits = nil
+	}
+	if len(c.Variant) == 0 {
+		c.Variant = nil
 	}
 	for i := range c.Benchmarks {
 		b := &c.Benchmarks[i]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,13 +56,30 @@ func (r *Runner) env(ctx context.Context) execute.Env {
 	return *r.Env
 }
 
-// A side is one revision being measured: its commit, build and runs.
+// A side is one revision being measured, under one variant of the
+// session's config: its commit, config, build and runs.
 type side struct {
 	name   string // "base", "head", or "rev" for a single revision
 	commit workspace.Commit
-	build  BuildResult
-	runs   []analysis.Run
-	ids    []int64
+	// cfg is the session's config, or a variant of it (Config.WithVariant)
+	// whose benchmarks take more arguments; cfgHash and cfgJSON are what
+	// each of the side's run records stores of it.
+	cfg              *Config
+	cfgHash, cfgJSON string
+	build            BuildResult
+	runs             []analysis.Run
+	ids              []int64
+}
+
+// newSide returns a side of commit measured with cfg, the session's
+// config or a variant of it.
+func (ss *session) newSide(name string, commit workspace.Commit, cfg *Config) *side {
+	s := &side{name: name, commit: commit, cfg: cfg, cfgHash: cfg.Hash(), cfgJSON: ss.cfgJSON}
+	if cfg != ss.cfg {
+		c, _ := json.Marshal(cfg) // plain data always marshals
+		s.cfgJSON = string(c)
+	}
+	return s
 }
 
 // session is one revision set being measured under one config.
@@ -74,7 +92,8 @@ type session struct {
 	prog   *progress
 	failed int // runs that did not end ok, all sides
 
-	// envJSON and cfgJSON are what every run record stores of env and cfg.
+	// envJSON is what every run record stores of env, cfgJSON of cfg
+	// (a side with a variant stores its own).
 	envJSON, cfgJSON string
 }
 
@@ -115,16 +134,43 @@ func (ss *session) build(ctx context.Context, s *side) error {
 	s.build = res
 	if res.Failed {
 		ss.r.log().Warn("build failed", "side", s.name, "sha", s.commit.Short(), "command", strings.Join(res.FailedCommand, " "), "reason", res.Reason, "output", lastLines(res.Output, 5))
-		detail := res.Reason
-		if res.Output != "" {
-			detail += "\n" + res.Output
-		}
-		now := time.Now()
-		return ss.record(ctx, s, analysis.Run{Revision: s.commit.SHA, Status: analysis.StatusBuildFailed, Detail: detail}, now, now, "")
+		return ss.recordBuildFailure(ctx, s)
 	} else if res.Cached {
 		ss.r.log().Info("build cached", "side", s.name, "sha", s.commit.Short())
 	}
 	return nil
+}
+
+// buildSides builds every side, each commit once: a side of a commit
+// built for an earlier side (an A/A comparison, or two variants of one
+// revision) runs that build, and records its failure as its own.
+func (ss *session) buildSides(ctx context.Context, sides []*side) error {
+	for i, s := range sides {
+		if j := slices.IndexFunc(sides[:i], func(o *side) bool { return o.commit.SHA == s.commit.SHA }); j >= 0 {
+			s.build = sides[j].build
+			ss.r.log().Info("build shared", "side", s.name, "with", sides[j].name, "sha", s.commit.Short())
+			if s.build.Failed {
+				if err := ss.recordBuildFailure(ctx, s); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := ss.build(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordBuildFailure records s's failed build as a build-failed run.
+func (ss *session) recordBuildFailure(ctx context.Context, s *side) error {
+	detail := s.build.Reason
+	if s.build.Output != "" {
+		detail += "\n" + s.build.Output
+	}
+	now := time.Now()
+	return ss.record(ctx, s, analysis.Run{Revision: s.commit.SHA, Status: analysis.StatusBuildFailed, Detail: detail}, now, now, "")
 }
 
 // runOnce runs benchmark b of side s once; keep says whether the run is
@@ -186,8 +232,8 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 			AuthorTime: s.commit.AuthorTime, Subject: s.commit.Subject,
 		},
 		Kind:       ss.kind,
-		ConfigHash: ss.cfg.Hash(),
-		Config:     ss.cfgJSON,
+		ConfigHash: s.cfgHash,
+		Config:     s.cfgJSON,
 		Machine:    ss.env.ID(),
 		Env:        ss.envJSON,
 		StartedAt:  started,
@@ -208,16 +254,16 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 
 // rounds runs n interleaved rounds of every benchmark: in each round every
 // side runs once, in the order given (A B A B …), so slow drift of the
-// machine hits every side alike.
+// machine hits every side alike. Each side runs its own config's version
+// of the benchmark (its variant's arguments).
 func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) error {
 	for range n {
 		for i := range ss.cfg.Benchmarks {
-			b := &ss.cfg.Benchmarks[i]
 			for _, s := range sides {
 				if s.build.Failed {
 					continue
 				}
-				if err := ss.runOnce(ctx, s, b, keep); err != nil {
+				if err := ss.runOnce(ctx, s, &s.cfg.Benchmarks[i], keep); err != nil {
 					return err
 				}
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,11 +35,12 @@ var formats = []string{"text", "markdown", "json"}
 
 func newCompareCommand() *cobra.Command {
 	var (
-		c               common
-		base, head      string
-		count, maxCount int
-		format          string
-		failOnReg       bool
+		c                  common
+		base, head         string
+		baseArgs, headArgs string
+		count, maxCount    int
+		format             string
+		failOnReg          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare",
@@ -51,11 +53,20 @@ phase and unit: Mann-Whitney U and median intervals (as benchstat), Holm
 correction, and a noise floor learned from the stored baseline history.
 Inconclusive comparisons get more runs, in batches, up to --max-count.
 
+--base-args and --head-args compare variants: their arguments are appended
+to every benchmark's on that side (split as a shell would, with quotes; no
+shell runs them). With --head left out, head is base: one build, two flag
+sets, A B A B. Each run is stored with its side's arguments as part of its
+config (and config hash), so variants never share a series; the report
+names each side as its revision with its arguments, and perfbot export
+--args selects a variant's runs.
+
 Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 3 builds or runs failed (they are reported as failures, never as changes).`,
 		Example: `  perfbot compare --base HEAD~1 --head HEAD
   perfbot compare --repo ../prover --base main --head my-branch --count 20 --format markdown
-  perfbot compare --base v1.2.0 --head HEAD --db postgres://perfbot@db/perfbot --fail-on-regression`,
+  perfbot compare --base v1.2.0 --head HEAD --db postgres://perfbot@db/perfbot --fail-on-regression
+  perfbot compare --base HEAD --base-args "--lc-storage heap" --head-args "--lc-storage inline"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOfFlag(cmd, "format", format, formats); err != nil {
@@ -70,15 +81,17 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 			if maxCount > 0 && count > 0 && maxCount < count {
 				return usagef(cmd, "--max-count %d is below --count %d", maxCount, count)
 			}
+			req := runner.CompareRequest{Source: c.repo, Base: base, Head: head, Count: count, MaxCount: maxCount}
+			if err := variantArgs(cmd, &req, baseArgs, headArgs); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
 			}
 			defer closeDB()
-			res, err := r.Compare(ctx, runner.CompareRequest{
-				Source: c.repo, Base: base, Head: head, Count: count, MaxCount: maxCount,
-			})
+			res, err := r.Compare(ctx, req)
 			if err != nil {
 				return inputError(cmd, err)
 			}
@@ -92,12 +105,112 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 	c.register(cmd, true)
 	f := cmd.Flags()
 	f.StringVar(&base, "base", "", "base revision (any git revision: branch, tag, SHA, HEAD~1)")
-	f.StringVar(&head, "head", "HEAD", "head revision")
+	f.StringVar(&head, "head", "HEAD", "head revision (with --base-args or --head-args: default the base revision)")
+	f.StringVar(&baseArgs, "base-args", "", "append `ARGS` (split as a shell would) to every benchmark's arguments on the base side")
+	f.StringVar(&headArgs, "head-args", "", "append `ARGS` (split as a shell would) to every benchmark's arguments on the head side")
 	f.IntVar(&count, "count", 0, "measured runs per side (default: the config's count)")
 	f.IntVar(&maxCount, "max-count", 0, "cap on runs per side when adding runs to settle an inconclusive result (default: the config's max_count)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
 	return cmd
+}
+
+// variantArgs splits --base-args and --head-args into req. When either is
+// given and --head is not, head is base: one revision, two flag sets,
+// which must differ.
+func variantArgs(cmd *cobra.Command, req *runner.CompareRequest, baseArgs, headArgs string) error {
+	f := cmd.Flags()
+	if !f.Changed("base-args") && !f.Changed("head-args") {
+		return nil
+	}
+	var err error
+	if req.BaseArgs, err = splitArgs(baseArgs); err != nil {
+		return usagef(cmd, "--base-args: %v", err)
+	}
+	if req.HeadArgs, err = splitArgs(headArgs); err != nil {
+		return usagef(cmd, "--head-args: %v", err)
+	}
+	if !f.Changed("head") {
+		req.Head = req.Base
+		if slices.Equal(req.BaseArgs, req.HeadArgs) {
+			return usagef(cmd, "--base-args and --head-args are the same (%s) on one revision: nothing to compare; "+
+				"give the flag sets to compare, as --base-args \"\" --head-args \"--lc-storage inline\", or a --head revision",
+				describeArgs(req.BaseArgs))
+		}
+	}
+	return nil
+}
+
+// describeArgs shows args as typed, or says there are none.
+func describeArgs(args []string) string {
+	if len(args) == 0 {
+		return "no arguments"
+	}
+	return analysis.FormatArgs(args)
+}
+
+// splitArgs splits s into arguments as a POSIX shell would, without
+// expanding anything: blanks separate arguments; single quotes keep
+// everything up to the next single quote; double quotes keep everything
+// up to the next unescaped double quote, a backslash escaping " and \
+// (and $ and `) inside them; outside quotes a backslash escapes the next
+// character. A pair of quotes with nothing between is an empty argument.
+// It splits what analysis.FormatArgs writes back into its arguments.
+func splitArgs(s string) ([]string, error) {
+	var (
+		args  []string
+		cur   strings.Builder
+		inArg bool // cur holds an argument, maybe empty ('')
+	)
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if inArg {
+				args = append(args, cur.String())
+				cur.Reset()
+				inArg = false
+			}
+		case ch == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated single quote in %q; close it, or escape it as \\'", s)
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			inArg = true
+		case ch == '"':
+			closed := false
+			for i++; i < len(s); i++ {
+				if s[i] == '"' {
+					closed = true
+					break
+				}
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if !closed {
+				return nil, fmt.Errorf("unterminated double quote in %q; close it, or escape it as \\\"", s)
+			}
+			inArg = true
+		case ch == '\\':
+			if i+1 == len(s) {
+				return nil, fmt.Errorf("%q ends with a lone backslash; remove it or escape the character after it", s)
+			}
+			i++
+			cur.WriteByte(s[i])
+			inArg = true
+		default:
+			cur.WriteByte(ch)
+			inArg = true
+		}
+	}
+	if inArg {
+		args = append(args, cur.String())
+	}
+	return args, nil
 }
 
 // compareStatus is a finished comparison's exit status: runs failed (3),
@@ -183,6 +296,7 @@ func newExportCommand() *cobra.Command {
 		c    common
 		rev  string
 		kind string
+		args string
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -193,11 +307,18 @@ check perfbot's numbers with benchstat:
 
   perfbot export --rev main > base.txt
   perfbot export --rev my-branch > head.txt
-  benchstat -row /phase base.txt head.txt`,
+  benchstat -row /phase base.txt head.txt
+
+It prints the runs of one variant: by default those that ran the config as
+written; --args ARGS those that compare --base-args or --head-args ARGS ran.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOfFlag(cmd, "kind", kind, kinds); err != nil {
 				return err
+			}
+			variant, err := splitArgs(args)
+			if err != nil {
+				return usagef(cmd, "--args: %v", err)
 			}
 			ctx := cmd.Context()
 			log := c.logger(cmd)
@@ -226,7 +347,15 @@ check perfbot's numbers with benchstat:
 			if err != nil {
 				return err
 			}
+			runs, err = variantRuns(runs, variant)
+			if err != nil {
+				return err
+			}
 			if len(runs) == 0 {
+				if len(variant) > 0 {
+					return fmt.Errorf("no ok runs with args %s stored for %s in %s: compare with --base-args or --head-args %s first",
+						analysis.FormatArgs(variant), commit.Short(), ws.Source(), analysis.FormatArgs(variant))
+				}
 				return fmt.Errorf("no ok runs stored for %s in %s: run perfbot run --rev %s (or a compare) first", commit.Short(), ws.Source(), rev)
 			}
 			return writeBenchfmt(cmd.OutOrStdout(), runs)
@@ -235,7 +364,24 @@ check perfbot's numbers with benchstat:
 	c.register(cmd, true)
 	cmd.Flags().StringVar(&rev, "rev", "HEAD", "revision whose runs to print")
 	cmd.Flags().StringVar(&kind, "kind", "all", "which runs: "+strings.Join(kinds, ", "))
+	cmd.Flags().StringVar(&args, "args", "", "print the runs of the variant that ran with these extra `ARGS` (compare --base-args or --head-args; default: none, the config as written)")
 	return cmd
+}
+
+// variantRuns keeps the runs whose stored config ran with exactly the
+// variant args (none: the config as written).
+func variantRuns(runs []store.RunRecord, args []string) ([]store.RunRecord, error) {
+	var keep []store.RunRecord
+	for _, r := range runs {
+		v, err := runner.StoredVariant(r.Config)
+		if err != nil {
+			return nil, fmt.Errorf("run %d: %w", r.ID, err)
+		}
+		if slices.Equal(v, args) {
+			keep = append(keep, r)
+		}
+	}
+	return keep, nil
 }
 
 // writeBenchfmt prints runs as Go benchmark lines: per run, one line per

@@ -253,11 +253,11 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "sub", "perfbot.db")
 	out, errOut, code := perfbot(t, "migrate", "--db", db)
 	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "applied 00002_deliveries.sql") ||
-		!strings.Contains(out, "schema version 2 (this perfbot knows up to 2)") {
+		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "schema version 3 (this perfbot knows up to 3)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 2") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 3") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")

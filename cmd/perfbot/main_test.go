@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"os"
@@ -74,6 +75,8 @@ func TestBadInputExitsTwoWithAClearMessage(t *testing.T) {
 		{[]string{"prove", "--backend", "tpu"}, `unknown backend "tpu": allowed values are cpu, gpu, auto`},
 		{[]string{"prove", "--phases", "msm"}, `unknown phase set "msm": allowed values are all, synthesis`},
 		{[]string{"prove", "--srs", "x"}, `allowed values are setup, random`},
+		{[]string{"prove", "--lc-storage", "vec"}, `unknown lc-storage "vec": allowed values are heap, inline`},
+		{[]string{"prove", "--counters", "on"}, `unknown counters "on": allowed values are auto, off`},
 		{[]string{"prove", "--count", "0"}, `at least 1`},
 		{[]string{"prove", "--backend", "gpu", "--cuda-lib", "/nonexistent/libperfbot_cuda.so"}, `--backend gpu cannot run: the CUDA library is not found at /nonexistent/libperfbot_cuda.so`},
 		{[]string{"prove", "--srs", "random", "--verify"}, `cannot verify`},
@@ -126,8 +129,10 @@ var (
 
 func TestProveOutputParsesWithBenchfmtAndHasEveryPhase(t *testing.T) {
 	t.Parallel()
+	// --counters off: which perf counters the kernel allows differs from
+	// machine to machine, and the golden shape must not.
 	out, errOut, code := perfbot(t, "prove", "--constraints", "1", "--srs", "random",
-		"--count", "2", "--warmup", "0", "--key-dir", t.TempDir(), "--seed", "7")
+		"--count", "2", "--warmup", "0", "--key-dir", t.TempDir(), "--seed", "7", "--counters", "off")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -202,6 +207,84 @@ func TestProveSynthesisOnlyPrintsSynthesisAndTotal(t *testing.T) {
 		}
 		if !strings.Contains(l, want) || !strings.Contains(l, "/constraints=32768/") {
 			t.Errorf("line %d = %q; want %q at size 32768", i, l, want)
+		}
+	}
+}
+
+// TestProveLCStorageIsInTheHeader: each storage synthesizes the same
+// circuit and says which it was in a header line, which splits benchstat's
+// tables by storage.
+func TestProveLCStorageIsInTheHeader(t *testing.T) {
+	t.Parallel()
+	for _, storage := range []string{"", "heap", "inline"} {
+		args := []string{"prove", "--phases", "synthesis", "--constraints", "1", "--warmup", "0", "--quiet"}
+		if storage != "" {
+			args = append(args, "--lc-storage", storage)
+		}
+		out, errOut, code := perfbot(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		want := cmp.Or(storage, "heap")
+		r := benchfmt.NewReader(strings.NewReader(out), "prove.txt")
+		results := 0
+		for r.Scan() {
+			rec, ok := r.Result().(*benchfmt.Result)
+			if !ok {
+				continue
+			}
+			results++
+			if got := rec.GetConfig("lc-storage"); got != want {
+				t.Errorf("%v: lc-storage config %q, want %q", args, got, want)
+			}
+			if n, ok := rec.Value("constraints/op"); strings.HasSuffix(string(rec.Name), "phase=synthesis") && (!ok || n != 18077) {
+				t.Errorf("%v: synthesis constraints/op = %v; want 18077, the same circuit", args, n)
+			}
+		}
+		if results != 2 {
+			t.Errorf("%v: %d results, want synthesis and total:\n%s", args, results, out)
+		}
+	}
+}
+
+// TestProveCountsPerfCountersUnlessOff: by default every line carries the
+// software perf counters (where the kernel allows them) and stderr says
+// which counters count; --counters off prints none of them.
+func TestProveCountsPerfCountersUnlessOff(t *testing.T) {
+	t.Parallel()
+	args := []string{"prove", "--phases", "synthesis", "--constraints", "1", "--warmup", "0", "--count", "2"}
+	out, errOut, code := perfbot(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "perf counters") {
+		t.Errorf("stderr does not say which perf counters count:\n%s", errOut)
+	}
+	refused := regexp.MustCompile(`unavailable.* counters=[^ ]*\btask-clock\b`).MatchString(errOut)
+	off, errOff, code := perfbot(t, append(args, "--counters", "off")...)
+	if code != 0 {
+		t.Fatalf("--counters off: exit %d: %s", code, errOff)
+	}
+	if strings.Contains(errOff, "perf counters") {
+		t.Errorf("--counters off: stderr mentions perf counters:\n%s", errOff)
+	}
+	for name, text := range map[string]string{"auto": out, "off": off} {
+		lines := 0
+		for _, l := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(l, "Benchmark") {
+				continue
+			}
+			lines++
+			has := strings.Contains(l, " task-clock-sec/op") && strings.Contains(l, " context-switches/op")
+			if name == "off" && (has || strings.Contains(l, "cycles/op") || strings.Contains(l, "instructions/op")) {
+				t.Errorf("--counters off printed counter units: %s", l)
+			}
+			if name == "auto" && !has && !refused {
+				t.Errorf("--counters auto: no task-clock-sec/op and context-switches/op, and no refusal on stderr: %s\n%s", l, errOut)
+			}
+		}
+		if lines != 4 {
+			t.Errorf("%s: %d benchmark lines, want 4:\n%s", name, lines, text)
 		}
 	}
 }

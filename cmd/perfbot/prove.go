@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/prover"
+	"github.com/perfbot/perfbot/prover/r1cs"
 )
 
 func newProveCommand() *cobra.Command {
@@ -35,12 +37,26 @@ Phases: synthesis, ntt, msm_a, msm_b1, msm_b2, msm_l, msm_h, assemble, total.
 The output reads with golang.org/x/perf/benchfmt and benchstat
 (benchstat -row /phase old.txt new.txt). Notes go to stderr.
 
+Each line also carries the perf counters the kernel allows, counted over
+every thread of the process for exactly the phase (--counters auto):
+task-clock-sec/op, context-switches/op, cpu-migrations/op and, user space
+only, instructions/op, cycles/op, cache-references/op, cache-misses/op,
+branch-instructions/op, branch-misses/op. A counter the kernel refuses is
+logged once with the reason and left out; --counters off prints none.
+
 Keys come from a real setup, cached on disk by circuit shape (--key-dir), or
 with --srs random from random points of the right shapes: timing stays
-realistic but such proofs cannot verify.`,
+realistic but such proofs cannot verify.
+
+--lc-storage is a variant switch: both storages give the same constraint
+system and proof; the header line lc-storage: says which ran, so benchstat
+keeps them apart (benchstat -col lc-storage heap.txt inline.txt compares
+them), and perfbot compare --head-args "--lc-storage inline" compares them
+in one build.`,
 		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
   perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
-  perfbot prove --constraints 65536 --phases synthesis --count 20`,
+  perfbot prove --constraints 65536 --phases synthesis --count 20
+  perfbot prove --phases synthesis --count 10 --lc-storage inline`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := prover.ParseConstraints(constraints)
@@ -73,6 +89,10 @@ realistic but such proofs cannot verify.`,
 	f.IntVar(&cfg.Warmup, "warmup", 1, "warm-up proofs run first and not printed")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the witness and the setup's toxic waste")
 	f.BoolVar(&cfg.Verify, "verify", false, "verify every proof; exit 1 if one does not verify")
+	f.StringVar(&cfg.Counters, "counters", "auto", "perf counters on each phase line: auto (those the kernel allows; refused ones are logged and left out) or off")
+	f.StringVar(&cfg.LCStorage, "lc-storage", prover.LCStorages[0], fmt.Sprintf(
+		"where synthesis keeps linear-combination terms: heap (a reused slice) or inline (%d terms in the constraint system; longer combinations spill to the heap)",
+		r1cs.InlineTerms))
 	f.StringVar(&cfg.KeyDir, "key-dir", os.Getenv("PERFBOT_KEY_DIR"), "key cache directory (default: the user cache directory's perfbot/keys; env PERFBOT_KEY_DIR)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile (pprof, samples labelled phase=…) to `FILE`")
 	f.StringVar(&outPath, "out", "", "write the benchmark lines to `FILE` instead of stdout (written whole or not at all)")
@@ -136,7 +156,9 @@ type benchSink struct {
 
 func (s *benchSink) Start(info prover.Info) error {
 	s.run = info
-	return prover.WriteHeader(s.w, prover.HostHeader(info.Backend, info.GPU, info.SRS))
+	h := prover.HostHeader(info.Backend, info.GPU, info.SRS)
+	h.LCStorage = cmp.Or(s.cfg.LCStorage, prover.LCStorages[0])
+	return prover.WriteHeader(s.w, h)
 }
 
 func (s *benchSink) Proof(p prover.ProofResult) error {

@@ -17,5 +17,8 @@
 // three scratch combinations (Begin), adds terms to them and calls Enforce;
 // the scratch storage is reused, so a steady-state constraint allocates
 // nothing. That is the second seed's lesson: temporary linear combinations,
-// not the constraint system, dominated synthesis time.
+// not the constraint system, dominated synthesis time. Where the terms live
+// is chosen at run time (Sizes.LCStorage): a reused heap slice (LCHeap, the
+// default) or a small array inside the System that long combinations spill
+// out of (LCInline), the first seed's Vec and SmallVec.
 package r1cs

@@ -2,6 +2,7 @@ package r1cs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -67,6 +68,56 @@ func init() {
 // empty combination. Terms with the same variable may repeat; they add.
 type LC struct {
 	Terms []Term
+}
+
+// An LCStorage is how a System's scratch combinations (Begin) keep their
+// terms: the perfbot prove --lc-storage switch, which compares the two
+// storages of the seed (Vec and SmallVec) inside one build. Both give
+// the same constraints and witness; only where the terms live differs.
+type LCStorage uint8
+
+// The storages.
+const (
+	// LCHeap keeps each scratch combination's terms in a heap slice that
+	// grows to the longest combination seen and is reused by every later
+	// constraint (a Vec cleared, not dropped): once grown, synthesis
+	// allocates nothing for its combinations. The default.
+	LCHeap LCStorage = iota
+	// LCInline starts each constraint's scratch combinations in an array
+	// of InlineTerms terms inside the System; one that outgrows it spills
+	// to a new heap slice, dropped at the next Begin (a SmallVec made
+	// fresh for every constraint, as bellperson makes its combinations).
+	// Short combinations never touch the heap; every longer one allocates
+	// as it grows.
+	LCInline
+)
+
+// InlineTerms is how many terms a combination holds inline under
+// LCInline. The SHA-256 chain's combinations have at most 4 terms but for
+// its packed word sums (33 to 193 terms, 0.7% of the combinations at
+// 2^16 constraints), which spill.
+const InlineTerms = 8
+
+// LCStorages are the storages' names, as ParseLCStorage takes them; the
+// first is the default.
+var LCStorages = []string{"heap", "inline"}
+
+// String returns the storage's name: "heap" or "inline".
+func (s LCStorage) String() string {
+	if int(s) < len(LCStorages) {
+		return LCStorages[s]
+	}
+	return fmt.Sprintf("LCStorage(%d)", uint8(s))
+}
+
+// ParseLCStorage returns the storage named name ("heap" or "inline").
+func ParseLCStorage(name string) (LCStorage, error) {
+	for i, n := range LCStorages {
+		if name == n {
+			return LCStorage(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown LC storage %q: allowed values are %s", name, strings.Join(LCStorages, ", "))
 }
 
 // Reset empties lc and keeps its storage.

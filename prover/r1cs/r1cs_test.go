@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -76,8 +77,15 @@ func randCoeff(rng *rand.Rand) fr.Element {
 // value it must have, summed naively.
 func randLC(rng *rand.Rand, w *witness, maxTerms int) (LC, fr.Element) {
 	var lc LC
+	want := addRandTerms(rng, &lc, w, rng.IntN(maxTerms+1))
+	return lc, want
+}
+
+// addRandTerms adds n random terms to lc in place, through every adder, and
+// returns their value, summed naively.
+func addRandTerms(rng *rand.Rand, lc *LC, w *witness, n int) fr.Element {
 	var want, t fr.Element
-	for range rng.IntN(maxTerms + 1) {
+	for range n {
 		v := randVar(rng, w)
 		switch rng.IntN(4) {
 		case 0:
@@ -97,7 +105,7 @@ func randLC(rng *rand.Rand, w *witness, maxTerms int) (LC, fr.Element) {
 			want.Add(&want, &t)
 		}
 	}
-	return lc, want
+	return want
 }
 
 // naiveEval evaluates terms with a multiplication per term, ignoring kinds.
@@ -200,59 +208,101 @@ func TestVariable(t *testing.T) {
 }
 
 // TestProveEvaluationsMatchSetupMatrices enforces random constraints,
-// satisfied or not, in both modes at once: each Prove-mode evaluation must
-// equal the recorded row evaluated naively at the same witness.
+// satisfied or not, in both modes at once and with both LC storages, the
+// combinations built in place, some longer than InlineTerms: each
+// Prove-mode evaluation must equal the recorded row evaluated naively at
+// the same witness.
 func TestProveEvaluationsMatchSetupMatrices(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(3, 3))
-	for range 20 {
-		w := randWitness(rng, 4, 50)
-		cs := NewSystem(Prove|Setup, Sizes{})
-		for i := 1; i < len(w.inputs); i++ {
-			if got := cs.AllocInput(&w.inputs[i]); got != InputVariable(i) {
-				t.Fatalf("AllocInput returned %v, want in%d", got, i)
+	for _, storage := range []LCStorage{LCHeap, LCInline} {
+		rng := rand.New(rand.NewPCG(3, 3))
+		for range 20 {
+			w := randWitness(rng, 4, 50)
+			cs := NewSystem(Prove|Setup, Sizes{LCStorage: storage})
+			if cs.LCStorage() != storage {
+				t.Fatalf("LCStorage() = %s, want %s", cs.LCStorage(), storage)
 			}
-		}
-		for i := range w.aux {
-			if got := cs.Alloc(&w.aux[i]); got != AuxVariable(i) {
-				t.Fatalf("Alloc returned %v, want aux%d", got, i)
-			}
-		}
-		const n = 100
-		var wantA, wantB, wantC [n]fr.Element
-		for i := range n {
-			a, b, c := cs.Begin()
-			*a, wantA[i] = randLC(rng, &w, 10)
-			*b, wantB[i] = randLC(rng, &w, 10)
-			*c, wantC[i] = randLC(rng, &w, 10)
-			cs.Enforce("random", a, b, c)
-		}
-		if cs.NumConstraints() != n {
-			t.Fatalf("%d constraints, want %d", cs.NumConstraints(), n)
-		}
-		ea, eb, ec := cs.Evaluations()
-		ma, mb, mc := cs.Matrices()
-		for i := range n {
-			for _, x := range []struct {
-				name string
-				eval fr.Element
-				row  []Term
-				want fr.Element
-			}{
-				{"A", ea[i], ma.Row(i), wantA[i]},
-				{"B", eb[i], mb.Row(i), wantB[i]},
-				{"C", ec[i], mc.Row(i), wantC[i]},
-			} {
-				row := naiveEval(x.row, &w)
-				if !x.eval.Equal(&x.want) || !row.Equal(&x.want) {
-					t.Fatalf("constraint %d, %s: evaluation %s, matrix row %s, want %s",
-						i, x.name, x.eval.String(), row.String(), x.want.String())
+			for i := 1; i < len(w.inputs); i++ {
+				if got := cs.AllocInput(&w.inputs[i]); got != InputVariable(i) {
+					t.Fatalf("AllocInput returned %v, want in%d", got, i)
 				}
 			}
+			for i := range w.aux {
+				if got := cs.Alloc(&w.aux[i]); got != AuxVariable(i) {
+					t.Fatalf("Alloc returned %v, want aux%d", got, i)
+				}
+			}
+			const n = 100
+			var wantA, wantB, wantC [n]fr.Element
+			terms := func() int { return rng.IntN(2*InlineTerms + 4) }
+			for i := range n {
+				a, b, c := cs.Begin()
+				wantA[i] = addRandTerms(rng, a, &w, terms())
+				wantB[i] = addRandTerms(rng, b, &w, terms())
+				wantC[i] = addRandTerms(rng, c, &w, terms())
+				cs.Enforce("random", a, b, c)
+			}
+			if cs.NumConstraints() != n {
+				t.Fatalf("%d constraints, want %d", cs.NumConstraints(), n)
+			}
+			ea, eb, ec := cs.Evaluations()
+			ma, mb, mc := cs.Matrices()
+			for i := range n {
+				for _, x := range []struct {
+					name string
+					eval fr.Element
+					row  []Term
+					want fr.Element
+				}{
+					{"A", ea[i], ma.Row(i), wantA[i]},
+					{"B", eb[i], mb.Row(i), wantB[i]},
+					{"C", ec[i], mc.Row(i), wantC[i]},
+				} {
+					row := naiveEval(x.row, &w)
+					if !x.eval.Equal(&x.want) || !row.Equal(&x.want) {
+						t.Fatalf("%s: constraint %d, %s: evaluation %s, matrix row %s, want %s",
+							storage, i, x.name, x.eval.String(), row.String(), x.want.String())
+					}
+				}
+			}
+			if ma.NumEntries() != len(ma.Terms) || len(ma.RowStart) != n+1 {
+				t.Fatalf("matrix A: %d entries, %d row starts", ma.NumEntries(), len(ma.RowStart))
+			}
 		}
-		if ma.NumEntries() != len(ma.Terms) || len(ma.RowStart) != n+1 {
-			t.Fatalf("matrix A: %d entries, %d row starts", ma.NumEntries(), len(ma.RowStart))
+	}
+}
+
+// TestLCStoragesGiveTheSameSystem replays one random sequence of
+// constraints, short and long combinations mixed, into a System of each
+// storage: the matrices, evaluations and assignments must be identical.
+func TestLCStoragesGiveTheSameSystem(t *testing.T) {
+	t.Parallel()
+	build := func(storage LCStorage) *System {
+		rng := rand.New(rand.NewPCG(9, 9))
+		w := randWitness(rng, 3, 40)
+		cs := NewSystem(Prove|Setup, Sizes{LCStorage: storage})
+		for i := 1; i < len(w.inputs); i++ {
+			cs.AllocInput(&w.inputs[i])
 		}
+		for i := range w.aux {
+			cs.Alloc(&w.aux[i])
+		}
+		for range 300 {
+			a, b, c := cs.Begin()
+			for _, lc := range []*LC{a, b, c} {
+				n := rng.IntN(InlineTerms + 1)
+				if rng.IntN(4) == 0 {
+					n = InlineTerms + 1 + rng.IntN(200) // spills under LCInline
+				}
+				addRandTerms(rng, lc, &w, n)
+			}
+			cs.Enforce("random", a, b, c)
+		}
+		return cs
+	}
+	heap, inline := build(LCHeap), build(LCInline)
+	if err := SameSystem(heap, inline); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -349,5 +399,71 @@ func TestSteadyStateEnforceDoesNotAllocate(t *testing.T) {
 		if got := float64(after.Mallocs-before.Mallocs) / n; got > tc.max {
 			t.Errorf("mode %d: %.4f allocations per constraint, want at most %g", tc.mode, got, tc.max)
 		}
+	}
+}
+
+// TestLCStoragesAllocateDifferently shows that the storages differ where
+// it matters: under LCInline a combination of up to InlineTerms terms
+// costs no allocation even before any warm-up, and a longer one allocates
+// at every constraint; under LCHeap, once grown, neither allocates. Not
+// parallel: the heap counters are global.
+func TestLCStoragesAllocateDifferently(t *testing.T) {
+	var one fr.Element
+	one.SetOne()
+	perConstraint := func(storage LCStorage, terms int, warm bool) float64 {
+		const n = 2000
+		cs := NewSystem(Prove, Sizes{Constraints: n + 2, Aux: 2, LCStorage: storage})
+		v := cs.Alloc(&one)
+		enforce := func() {
+			a, b, c := cs.Begin()
+			for range terms {
+				a.AddVar(v)
+			}
+			b.AddVar(One)
+			for range terms {
+				c.AddVar(v)
+			}
+			cs.Enforce("sum", a, b, c)
+		}
+		if warm {
+			enforce()
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			enforce()
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.Mallocs-before.Mallocs) / n
+	}
+	for _, tc := range []struct {
+		storage LCStorage
+		terms   int
+		warm    bool
+		min     float64 // allocations per constraint
+		max     float64
+	}{
+		{LCInline, InlineTerms, false, 0, 0},
+		{LCInline, 4 * InlineTerms, false, 2, 100},
+		{LCHeap, InlineTerms, true, 0, 0},
+		{LCHeap, 4 * InlineTerms, true, 0, 0},
+	} {
+		got := perConstraint(tc.storage, tc.terms, tc.warm)
+		if got < tc.min || got > tc.max {
+			t.Errorf("%s, %d terms: %.3f allocations per constraint, want %g to %g", tc.storage, tc.terms, got, tc.min, tc.max)
+		}
+	}
+}
+
+func TestParseLCStorage(t *testing.T) {
+	t.Parallel()
+	for _, s := range []LCStorage{LCHeap, LCInline} {
+		got, err := ParseLCStorage(s.String())
+		if err != nil || got != s {
+			t.Errorf("ParseLCStorage(%q) = %v, %v; want %v", s.String(), got, err, s)
+		}
+	}
+	if _, err := ParseLCStorage("smallvec"); err == nil || !strings.Contains(err.Error(), "allowed values are heap, inline") {
+		t.Errorf("ParseLCStorage(smallvec) = %v; want an error naming the allowed values", err)
 	}
 }

@@ -73,18 +73,26 @@ type System struct {
 	ma, mb, mc Matrix
 
 	scratch [3]LC
+	// storage is how the scratch combinations keep their terms; inline
+	// is their array under LCInline.
+	storage LCStorage
+	inline  [3][InlineTerms]Term
 	path    []frame
 }
 
-// Sizes are capacity hints for a System; zero means grow as needed.
+// Sizes are capacity hints for a System, zero meaning grow as needed, and
+// the storage of its scratch combinations.
 type Sizes struct {
 	Constraints, Inputs, Aux int
+	// LCStorage is how the combinations Begin hands out keep their
+	// terms; the zero value is LCHeap.
+	LCStorage LCStorage
 }
 
 // NewSystem returns an empty System in the given mode, holding only the
 // input One.
 func NewSystem(mode Mode, hint Sizes) *System {
-	cs := &System{mode: mode}
+	cs := &System{mode: mode, storage: hint.LCStorage}
 	cs.inputs = make([]fr.Element, 1, max(1, hint.Inputs))
 	cs.inputs[0].SetOne()
 	cs.aux = make([]fr.Element, 0, hint.Aux)
@@ -103,6 +111,9 @@ func NewSystem(mode Mode, hint Sizes) *System {
 
 // Mode returns the System's mode.
 func (cs *System) Mode() Mode { return cs.mode }
+
+// LCStorage returns how the System's scratch combinations keep their terms.
+func (cs *System) LCStorage() LCStorage { return cs.storage }
 
 // AllocInput adds a public input with the given value.
 func (cs *System) AllocInput(value *fr.Element) Variable {
@@ -136,10 +147,16 @@ func (cs *System) Value(v Variable) fr.Element {
 }
 
 // Begin returns the System's three scratch combinations, emptied, for the
-// next Enforce. They stay valid until the next Begin.
+// next Enforce. They stay valid until the next Begin. Where their terms
+// live is the System's LCStorage: under LCHeap each keeps the heap slice it
+// grew, under LCInline each starts again in the System's own array.
 func (cs *System) Begin() (a, b, c *LC) {
 	for i := range cs.scratch {
-		cs.scratch[i].Reset()
+		if cs.storage == LCInline {
+			cs.scratch[i].Terms = cs.inline[i][:0]
+		} else {
+			cs.scratch[i].Reset()
+		}
 	}
 	return &cs.scratch[0], &cs.scratch[1], &cs.scratch[2]
 }
