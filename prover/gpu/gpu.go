@@ -76,10 +76,11 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+
+	"github.com/perfbot/perfbot/prover/groth16"
 )
 
 // Available reports whether this binary can load the library at all
@@ -271,22 +272,10 @@ func (e *Engine) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (b
 	return p, nil
 }
 
-// MultiExpG2 runs on the CPU with gnark-crypto: the G2 MSM is a small
-// share of a proof and the CUDA library has no G2 arithmetic.
+// MultiExpG2 runs on the CPU with gnark-crypto (groth16.CPU): the G2 MSM
+// is a small share of a proof and the CUDA library has no G2 arithmetic.
 func (e *Engine) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	var p bls12381.G2Jac
-	if len(points) != len(scalars) {
-		return p, fmt.Errorf("multiexp g2: %d points, %d scalars", len(points), len(scalars))
-	}
-	if len(points) == 0 {
-		p.X.SetOne()
-		p.Y.SetOne()
-		return p, nil
-	}
-	if _, err := p.MultiExp(points, scalars, ecc.MultiExpConfig{}); err != nil {
-		return p, fmt.Errorf("multiexp g2: %w", err)
-	}
-	return p, nil
+	return groth16.CPU{}.MultiExpG2(points, scalars)
 }
 
 func logSize(n int) (int, error) {
