@@ -38,7 +38,8 @@ type Input struct {
 // the series' noise floor. Failed runs are counted and reported, never
 // compared. Every regressed sec/op row of a CPU phase is then explained
 // by the CPU profiles of the runs, where both sides have them (see
-// ProfileDiff). Zero fields of opts take their defaults.
+// ProfileDiff), and every regressed sec/op row of a phase by the phase's
+// other units (see Explanation). Zero fields of opts take their defaults.
 func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
@@ -91,6 +92,7 @@ func Compare(in Input, opts Options) *Report {
 	c.warnEnv(r)
 	c.warnGPU(in, base, head)
 	r.ProfileDiffs = c.explainProfiles(in, r.Phases)
+	r.Explanations = Explain(r.Phases, r.ProfileDiffs)
 	r.Warnings = append(r.Warnings, c.warnings...)
 	return r
 }

@@ -26,14 +26,18 @@
 // ProfileDiff: each side's profiles merged, the phase's samples kept, and
 // the functions whose flat and cumulative shares grew the most (see
 // DiffProfiles). A phase counts as a CPU phase when both sides' profiles
-// hold enough of its samples; GPU phases hold few.
+// hold enough of its samples; GPU phases hold few. Every regressed sec/op
+// row of a phase is also explained in one line (Explanation, see
+// Explain): the phase's counters from its other rows, each with its own
+// significance, IPC and the cache-miss rate derived from them, and the
+// profile diff's top function where there is one.
 //
 // Out flows a Report: the rows, the overall verdict, the attribution of the
 // change in each benchmark's total phase to its phases, the profile diffs,
-// run counts and failures, and Warnings, the caveats a reader must see
-// (among them GPU throttling and a difference in the sides' SM clocks,
-// from the GPU telemetry samples GPUThrottledFractionUnit and
-// GPUSMClockMeanUnit, and profiles that did not parse).
+// the explanations, run counts and failures, and Warnings, the caveats a
+// reader must see (among them GPU throttling and a difference in the
+// sides' SM clocks, from the GPU telemetry samples GPUThrottledFractionUnit
+// and GPUSMClockMeanUnit, and profiles that did not parse).
 // RenderMarkdown (the PR comment), RenderText (a terminal) and RenderJSON
 // print it.
 //

@@ -8,9 +8,9 @@ import (
 
 // RenderMarkdown writes r as the PR comment: SummaryMarker, the verdict
 // and the sentence it rests on, a table of the primary-unit rows per
-// benchmark (under it, for each phase a profile diff explains, one line
-// with the function whose share grew the most and a collapsed section
-// with the top functions), then collapsed sections for the warnings
+// benchmark (under it, for each regressed phase an Explanation explains,
+// one line with its counters and the function whose share grew the most,
+// and a collapsed section with the profile diff's top functions), then collapsed sections for the warnings
 // (with the failed runs' output), the attribution, every other unit, the
 // environment and how to reproduce the numbers with benchstat (left out
 // of an error report, which has no numbers).
@@ -36,7 +36,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		b.WriteString("\n")
 		mdTable(&b, g, "####")
 		for _, e := range explainedRows(r, g) {
-			mdProfileDiff(&b, e)
+			mdExplanation(&b, e)
 		}
 	}
 
@@ -77,7 +77,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			b.WriteString("\n")
 			mdTable(&b, g, "#####")
 			for _, e := range explainedRows(r, g) {
-				mdProfileDiff(&b, e)
+				mdExplanation(&b, e)
 			}
 		}
 		b.WriteString("\n</details>\n")
@@ -140,12 +140,15 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 	}
 }
 
-// mdProfileDiff writes what a profile diff found in one line, then its
-// tables in a collapsed section.
-func mdProfileDiff(b *strings.Builder, e explainedRow) {
-	d := e.diff
+// mdExplanation writes a row's explanation in one line, then its profile
+// diff's tables, if any, in a collapsed section.
+func mdExplanation(b *strings.Builder, e explainedRow) {
 	strong := func(s string) string { return "**" + mdText(s) + "**" }
-	fmt.Fprintf(b, "\n%s\n", profileLine(e, strong, mdCode, mdText))
+	fmt.Fprintf(b, "\n%s\n", explanationLine(e.expl, e.diff, strong, mdCode, mdText))
+	if e.diff == nil {
+		return
+	}
+	d := *e.diff
 	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", profileWhat(d), mdText(d.Phase))
 	fmt.Fprintf(b, "Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points.\n",
 		profileWhat(d), mdText(d.Phase),

@@ -425,7 +425,7 @@ func TestCompareExplainsARegressedCPUPhaseByItsRealProfiles(t *testing.T) {
 	if !strings.Contains(md.String(), "**synthesis** +") || !strings.Contains(md.String(), "grew most: `"+short+"` +") {
 		t.Errorf("the comment does not explain synthesis by %s:\n%s", short, md.String())
 	}
-	if !strings.Contains(txt.String(), "CPU profile: synthesis +") || !strings.Contains(txt.String(), "grew most: "+short+" +") {
+	if !strings.Contains(txt.String(), "\n  synthesis +") || !strings.Contains(txt.String(), "grew most: "+short+" +") {
 		t.Errorf("the terminal report does not explain synthesis by %s:\n%s", short, txt.String())
 	}
 }

@@ -93,46 +93,35 @@ func (g rowGroup) firstColumn() string {
 	return "benchmark"
 }
 
-// An explainedRow is a row and the profile diff that explains it.
+// An explainedRow is a row, its explanation and the profile diff the
+// explanation refers to (nil for none).
 type explainedRow struct {
 	row  Row
-	diff ProfileDiff
+	expl Explanation
+	diff *ProfileDiff
 }
 
-// explainedRows returns the rows of g that one of r's profile diffs
+// explainedRows returns the rows of g that one of r's explanations
 // explains, in the group's order.
 func explainedRows(r *Report, g rowGroup) []explainedRow {
 	var out []explainedRow
+	expls := reportExplanations(r)
 	for _, row := range g.rows {
 		if row.Unit != timeUnit {
 			continue
 		}
-		for _, d := range r.ProfileDiffs {
-			if d.Benchmark == row.Benchmark && d.Phase == row.Phase {
-				out = append(out, explainedRow{row, d})
+		for _, e := range expls {
+			if e.Benchmark == row.Benchmark && e.Phase == row.Phase {
+				er := explainedRow{row: row, expl: e}
+				if e.Profile != nil && *e.Profile >= 0 && *e.Profile < len(r.ProfileDiffs) {
+					er.diff = &r.ProfileDiffs[*e.Profile]
+				}
+				out = append(out, er)
 				break
 			}
 		}
 	}
 	return out
-}
-
-// profileLine says in one line what a profile diff found: the phase, its
-// change, and the function whose flat share grew the most (its
-// cumulative share when no flat share grew). strong formats the phase,
-// code a function name and text plain text, for the rendering at hand.
-func profileLine(e explainedRow, strong, code, text func(string) string) string {
-	s := fmt.Sprintf("%s %s (%s): ", strong(e.row.Phase), formatPct(e.row.DeltaPct), text(formatPEq(e.row.PValue)))
-	top, kind := e.diff.Flat, "flat"
-	if len(top) == 0 {
-		top, kind = e.diff.Cum, "cum"
-	}
-	if len(top) == 0 {
-		return s + text(fmt.Sprintf("no function's share of the %s samples grew", profileWhat(e.diff)))
-	}
-	f := top[0]
-	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s)",
-		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head))
 }
 
 // profileWhat names what a profile diff compares: "CPU", or its sample

@@ -70,6 +70,10 @@ type Report struct {
 	// one for every regressed sec/op row whose phase left enough samples
 	// in both sides' profiles, in the order of Phases.
 	ProfileDiffs []ProfileDiff `json:"profile_diffs,omitempty"`
+	// Explanations explain regressed phases in one line each: one for
+	// every regressed sec/op row of a phase with other units or a
+	// profile diff, in the order of Phases (see Explain).
+	Explanations []Explanation `json:"explanations,omitempty"`
 	// OnlyBase and OnlyHead are series measured on one side only (a
 	// phase removed or added); they are not compared.
 	OnlyBase []Key `json:"only_base,omitempty"`

@@ -9,7 +9,7 @@ import (
 
 // RenderText writes r for a terminal: the verdict, aligned tables of the
 // primary and then the other units (each followed by a line for every
-// phase a profile diff explains), the attribution, the warnings with
+// regressed phase an Explanation explains), the attribution, the warnings with
 // failed runs, and the environment. It uses no Markdown.
 func RenderText(w io.Writer, r *Report) error {
 	var b strings.Builder
@@ -118,8 +118,8 @@ func textTable(b *strings.Builder, g rowGroup) {
 	tw.Flush()
 }
 
-// textProfileLines writes, under a group's table, what the profile diff
-// of each explained row found.
+// textProfileLines writes, under a group's table, the explanation of
+// each explained row.
 func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
 	rows := explainedRows(r, g)
 	if len(rows) == 0 {
@@ -128,7 +128,7 @@ func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
 	b.WriteString("\n")
 	plain := func(s string) string { return s }
 	for _, e := range rows {
-		fmt.Fprintf(b, "  %s profile: %s\n", profileWhat(e.diff), profileLine(e, plain, plain, plain))
+		fmt.Fprintf(b, "  %s\n", explanationLine(e.expl, e.diff, plain, plain, plain))
 	}
 }
 

@@ -1,0 +1,247 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// This file explains each regressed phase in one line: the phase's other
+// rows in the report (the counters the prover prints per phase, with
+// their own significance), two ratios derived from them, and where a
+// ProfileDiff exists, the function whose share grew most.
+
+// An Explanation explains one regressed sec/op row of a phase by the
+// phase's other rows and, where one exists, its ProfileDiff. Compare
+// makes one for every regressed sec/op row of a phase that has at least
+// one item or a profile diff, in the order of Phases.
+type Explanation struct {
+	// Benchmark and Phase name the explained series, as in Key.
+	Benchmark string `json:"benchmark"`
+	Phase     string `json:"phase"`
+	// DeltaPct and P are the sec/op row's change and Holm-adjusted
+	// p-value.
+	DeltaPct float64 `json:"delta_pct"`
+	P        float64 `json:"p_value"`
+	// Items are the phase's counters and derived ratios, in
+	// explanationOrder, at most maxExplanationItems of them.
+	Items []ExplanationItem `json:"items,omitempty"`
+	// Profile indexes the Report's ProfileDiffs: the diff of the same
+	// phase, or nil when there is none.
+	Profile *int `json:"profile,omitempty"`
+}
+
+// An ExplanationItem is one counter or derived ratio of a phase.
+type ExplanationItem struct {
+	// Name is the short name shown: "instructions", "IPC".
+	Name string `json:"name"`
+	// DeltaPct is the change of the medians (of the ratio of the
+	// medians, for a derived ratio) in percent; NaN (JSON null) when the
+	// base is 0.
+	DeltaPct float64 `json:"delta_pct"`
+	// Significant is true when the row's verdict is a regression or an
+	// improvement; for a derived ratio, when either row's verdict is and
+	// the ratio itself moved by more than derivedFloorPct (unchanged
+	// instructions over significantly more cycles is a real IPC drop;
+	// both up by the same amount is no change of IPC).
+	Significant bool `json:"significant"`
+}
+
+// maxExplanationItems is how many items an explanation lists at most, so
+// that its line stays short. When more are present, the significant ones
+// are kept first, then the others in explanationOrder; either way the
+// kept items are listed in explanationOrder.
+const maxExplanationItems = 6
+
+// derivedFloorPct is the smallest change of a derived ratio (IPC, miss
+// rate) that counts, when a row under it changed significantly: the
+// default practical floor of the rows themselves.
+const derivedFloorPct = 1.0
+
+// explanationOrder is the fixed order of an explanation's items: a unit
+// of the phase's rows, or a ratio ("a÷b") of two of them, with the short
+// name shown.
+var explanationOrder = []struct{ unit, name string }{
+	{"instructions/op", "instructions"},
+	{"instructions/op÷cycles/op", "IPC"},
+	{"cycles/op", "cycles"},
+	{"cache-misses/op÷cache-references/op", "cache-miss rate"},
+	{"cache-misses/op", "cache misses"},
+	{"cache-references/op", "cache refs"},
+	{"branch-misses/op", "branch misses"},
+	{"branch-instructions/op", "branches"},
+	{"page-faults/op", "page faults"},
+	{"context-switches/op", "ctx switches"},
+	{"cpu-migrations/op", "migrations"},
+	{"task-clock-sec/op", "task-clock"},
+	{"B/op", "B/op"},
+	{"allocs/op", "allocs/op"},
+}
+
+// Explain returns the explanations of rows' regressed sec/op phase rows
+// (see Explanation); diffs are the report's ProfileDiffs.
+func Explain(rows []Row, diffs []ProfileDiff) []Explanation {
+	var out []Explanation
+	for _, row := range rows {
+		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
+			continue
+		}
+		e := Explanation{Benchmark: row.Benchmark, Phase: row.Phase, DeltaPct: row.DeltaPct, P: row.PValue}
+		e.Items = explanationItems(rows, row.Benchmark, row.Phase)
+		for i, d := range diffs {
+			if d.Benchmark == row.Benchmark && d.Phase == row.Phase {
+				e.Profile = &i
+				break
+			}
+		}
+		if len(e.Items) > 0 || e.Profile != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// explanationItems returns the items of one phase, chosen and ordered as
+// maxExplanationItems says.
+func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
+	units := make(map[string]Row)
+	for _, row := range rows {
+		if row.Benchmark == benchmark && row.Phase == phase {
+			units[row.Unit] = row
+		}
+	}
+	significant := func(r Row) bool { return r.Verdict == VerdictRegression || r.Verdict == VerdictImprovement }
+	var items []ExplanationItem
+	for _, o := range explanationOrder {
+		num, den, ratio := strings.Cut(o.unit, "÷")
+		if !ratio {
+			if r, ok := units[o.unit]; ok {
+				items = append(items, ExplanationItem{o.name, r.DeltaPct, significant(r)})
+			}
+			continue
+		}
+		n, okN := units[num]
+		d, okD := units[den]
+		if !okN || !okD {
+			continue
+		}
+		base, head := n.Base.Median/d.Base.Median, n.Head.Median/d.Head.Median
+		delta := math.NaN()
+		if finite(base) && finite(head) {
+			delta = deltaPct(base, head)
+		}
+		sig := (significant(n) || significant(d)) && math.Abs(delta) > derivedFloorPct
+		items = append(items, ExplanationItem{o.name, delta, sig})
+	}
+	if len(items) <= maxExplanationItems {
+		return items
+	}
+	keep := make([]bool, len(items))
+	kept := 0
+	for _, sig := range []bool{true, false} {
+		for i, it := range items {
+			if kept < maxExplanationItems && !keep[i] && it.Significant == sig {
+				keep[i] = true
+				kept++
+			}
+		}
+	}
+	var out []ExplanationItem
+	for i, it := range items {
+		if keep[i] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// explanationLine says in one line why a phase regressed: the phase, its
+// change, its items ("instructions 0.0% (~), IPC -8.7%") and the
+// function whose flat share grew the most (its cumulative share when no
+// flat share grew), when the explanation has a profile diff. strong
+// formats the phase, code a function name and text plain text, for the
+// rendering at hand.
+func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(string) string) string {
+	s := fmt.Sprintf("%s %s (%s): ", strong(e.Phase), formatPct(e.DeltaPct), text(formatPEq(e.P)))
+	var parts []string
+	for _, it := range e.Items {
+		p := it.Name + " " + formatPct(it.DeltaPct)
+		if !it.Significant {
+			p += " (~)"
+		}
+		parts = append(parts, p)
+	}
+	s += text(strings.Join(parts, ", "))
+	if diff == nil {
+		return s
+	}
+	if len(parts) > 0 {
+		s += "; "
+	}
+	top, kind := diff.Flat, "flat"
+	if len(top) == 0 {
+		top, kind = diff.Cum, "cum"
+	}
+	if len(top) == 0 {
+		return s + text(fmt.Sprintf("no function's share of the %s samples grew", profileWhat(*diff)))
+	}
+	f := top[0]
+	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s)",
+		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head))
+}
+
+// reportExplanations returns r's explanations, made from its rows and
+// profile diffs when r has none (a report decoded from older JSON).
+func reportExplanations(r *Report) []Explanation {
+	if r.Explanations != nil {
+		return r.Explanations
+	}
+	return Explain(r.Phases, r.ProfileDiffs)
+}
+
+// MarshalJSON writes a NaN DeltaPct as null.
+func (e Explanation) MarshalJSON() ([]byte, error) {
+	type plain Explanation
+	return json.Marshal(struct {
+		plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain(e), nullable(e.DeltaPct)})
+}
+
+// UnmarshalJSON reads a null DeltaPct as NaN.
+func (e *Explanation) UnmarshalJSON(b []byte) error {
+	type plain Explanation
+	v := struct {
+		*plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain: (*plain)(e)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	e.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	return nil
+}
+
+// MarshalJSON writes a NaN DeltaPct as null.
+func (it ExplanationItem) MarshalJSON() ([]byte, error) {
+	type plain ExplanationItem
+	return json.Marshal(struct {
+		plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain(it), nullable(it.DeltaPct)})
+}
+
+// UnmarshalJSON reads a null DeltaPct as NaN.
+func (it *ExplanationItem) UnmarshalJSON(b []byte) error {
+	type plain ExplanationItem
+	v := struct {
+		*plain
+		DeltaPct *float64 `json:"delta_pct"`
+	}{plain: (*plain)(it)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	it.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	return nil
+}
