@@ -12,6 +12,10 @@
 # without and with the profile and their difference in percent. The target
 # is ≤ 2% of a proof. It also prints the profiles' median size.
 #
+# COUNTERS=1 measures counting and profiling together, as the issue asks:
+# "without" then also passes --counters off, "with" keeps the per-phase
+# counters on (the default) and adds the profile.
+#
 # CPUS=LIST runs every process under taskset -c LIST (cpus: auto pins
 # perfbot's runs to every CPU but the first); CONSTRAINTS=2^N changes the
 # size. On a machine that is doing something else, the numbers say more
@@ -37,6 +41,7 @@ if [ -n "${CPUS:-}" ]; then pin=(taskset -c "$CPUS"); fi
 prove_once() {
   local mode=$1 extra=() out start end total size=""
   if [ "$mode" = on ]; then extra=(--cpuprofile "$work/cpu.pprof"); fi
+  if [ "$mode" = off ] && [ -n "${COUNTERS:-}" ]; then extra=(--counters off); fi
   start=$(date +%s%N)
   out=$("${pin[@]}" "$bin" prove --constraints "$constraints" --count 1 --warmup 1 \
     --srs random --key-dir "$work/keys" --quiet "${extra[@]}" 2>>"$work/stderr")
@@ -71,7 +76,8 @@ report() {
     'BEGIN {printf "%-22s %10.2f ms %10.2f ms %+8.2f%%\n", w, a / 1e6, b / 1e6, (b - a) / a * 100}'
 }
 echo "perfbot prove --constraints $constraints, $n processes each, medians:"
-printf '%-22s %13s %13s %9s\n' "" "without" "--cpuprofile" "change"
+with="--cpuprofile"; [ -n "${COUNTERS:-}" ] && with="counters+prof"
+printf '%-22s %13s %13s %9s\n' "" "without" "$with" "change"
 report "proof (phase=total)" 1
 report "process wall" 2
 echo "profile size: $(median "$work/on" 3) bytes"

@@ -281,12 +281,11 @@ func DefaultConfig() *Config {
 			Warmup:   defaultWarmup,
 			Timeout:  defaultTimeout,
 			CPUsAuto: true,
-			// No cpuprofile by default yet: prove can keep a profile per
-			// run (cpuprofile: --cpuprofile, samples labelled phase=NAME),
-			// but what it costs a proof is not yet measured on a quiet
-			// machine (bench/cpuprofile-overhead.sh; the target is at
-			// most 2%), and the false-positive and detection rates in
-			// BENCHMARKS.md were measured without it.
+			// prove labels its profile's samples phase=NAME, so compare
+			// can explain a regressed CPU phase by the functions that
+			// grew. Counting and profiling together cost a proof +0.06%
+			// (bench/cpuprofile-overhead.sh, BENCHMARKS.md; target 2%).
+			CPUProfile: "--cpuprofile",
 		}},
 		Count:        defaultCount,
 		Warmup:       defaultWarmup,
