@@ -243,15 +243,12 @@ var errClosed = errors.New("gpu engine is closed")
 // points are copied for the call (a proving key's queries are not yet kept
 // resident).
 func (e *Engine) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	if len(points) != len(scalars) || len(points) == 0 {
+		// The CPU engine's answer: an error naming the lengths, or
+		// infinity for an empty sum.
+		return groth16.CPU{}.MultiExpG1(points, scalars)
+	}
 	var p bls12381.G1Jac
-	if len(points) != len(scalars) {
-		return p, fmt.Errorf("multiexp g1: %d points, %d scalars", len(points), len(scalars))
-	}
-	if len(points) == 0 {
-		p.X.SetOne()
-		p.Y.SetOne()
-		return p, nil
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ctx == nil {
