@@ -12,6 +12,12 @@
 # and this script also runs the Go tests against gnark-crypto and times
 # whole proofs, CPU backend against GPU backend, at PROVE_SIZES (default
 # "2^20"), PROVE_COUNT proofs each (default 3).
+#
+#   VARIANT_FLAGS="-DPB_NO_PREFETCH"  also builds the library with these
+#       extra compiler flags in build/variant and times it beside the default
+#       (bench-variant.txt): an A/B of a compile-time switch in one run
+#   NCU=1   profiles the MSM accumulation and an NTT pass with Nsight
+#       Compute when ncu is installed (ncu.txt)
 set -uo pipefail
 out=${1:-build/cuda-bench}
 maxlog=${2:-24}
@@ -20,10 +26,21 @@ cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$out/gpu.txt" 2>&1
 cat "$out/gpu.txt"
 t0=$(date +%s)
-if ! make -j4 cuda NVFLAGS="-O3 -std=c++17 -arch=${CUDA_ARCH:-sm_90} -lineinfo -Xptxas -v" > "$out/build.log" 2>&1; then
+flags="-O3 -std=c++17 -arch=${CUDA_ARCH:-sm_90} -lineinfo"
+if [ -n "${VARIANT_FLAGS:-}" ]; then
+  make -j4 cuda BUILD=build/variant NVFLAGS="$flags $VARIANT_FLAGS" > "$out/build-variant.log" 2>&1 &
+  variant_pid=$!
+fi
+if ! make -j4 cuda NVFLAGS="$flags -Xptxas -v" > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"; echo "cuda.sh: build failed (log: $out/build.log)"; exit 1
 fi
+if [ -n "${VARIANT_FLAGS:-}" ] && ! wait "$variant_pid"; then
+  tail -20 "$out/build-variant.log"; echo "cuda.sh: variant build failed"; exit 1
+fi
 echo "build: $(( $(date +%s) - t0 )) s"
+cuobjdump -sass build/libperfbot_cuda.so 2>/dev/null | awk '/Function :/ {f = $3} /LDG|LDS|STS|STG/ {
+    for (i = 1; i <= NF; i++) if ($i ~ /^(LDG|LDS|STS|STG)/) { split($i, a, "."); w = ($i ~ /\.128/) ? "128" : ($i ~ /\.64/) ? "64" : "32"; n[f " " a[1] "." w]++ } }
+  END { for (k in n) print k, n[k] }' | sort | grep -E "msm_runs|ntt_dif" > "$out/memops.txt"
 grep -E "Compiling entry|registers|spill" "$out/build.log" | grep -B1 -E "spill stores [1-9]|registers" | sed -n '1,60p' > "$out/resources.txt"
 grep -A2 -E "Compiling entry function '_ZN2pb(14msm_accumulate|12ntt_dif_pass|19msm_reduce_segments)" "$out/build.log" | head -20
 status=0
@@ -32,7 +49,26 @@ if [ -z "${SKIP_CHECK:-}" ]; then
   grep -c '^ok' "$out/check.log" | sed 's/^/checks passed: /'
   grep -E '^FAIL|failures' "$out/check.log"
 fi
-[ -z "${SKIP_BENCH:-}" ] && build/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench.txt" | tail -20
+[ -z "${SKIP_BENCH:-}" ] && build/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench.txt" | tail -40
+if [ -n "${VARIANT_FLAGS:-}" ] && [ -z "${SKIP_BENCH:-}" ]; then
+  echo "variant ($VARIANT_FLAGS):"
+  build/variant/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench-variant.txt" | grep -E "^(msm|ntt)"
+fi
+if [ -n "${NCU:-}" ]; then
+  ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
+  if [ -z "$ncu" ]; then
+    echo "ncu: not installed" | tee "$out/ncu.txt"
+  else
+    : > "$out/ncu.txt"
+    for what in "msm 22" "ntt 24"; do
+      timeout 200 "$ncu" --kernel-name regex:'msm_runs|ntt_dif_pass|msm_reduce' --launch-count 4 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
+        --section MemoryWorkloadAnalysis --section LaunchStats --section SourceCounters \
+        build/perfbot_cuda_selftest once $what >> "$out/ncu.txt" 2>&1 || echo "ncu $what failed: $(tail -3 "$out/ncu.txt")"
+    done
+    grep -E "msm_runs|ntt_dif|Duration|Throughput|Achieved Occupancy|Registers|Issue Slots|Stall|ERR|Warning" "$out/ncu.txt" | head -60
+  fi
+fi
 lib=$PWD/build/libperfbot_cuda.so
 if [ -x build/go/gpu.test ]; then
   PERFBOT_CUDA_LIB=$lib build/go/gpu.test -test.v -test.count=1 -test.timeout 20m > "$out/gotest.log" 2>&1 || status=1

@@ -91,7 +91,12 @@ template <> struct WordTraits<uint64_t> {
 };
 
 // Fe is an element of the field P in Montgomery form, in words of type W.
-template <class P, class W> struct Fe {
+// The device form (32-bit words) is 16-byte aligned, so that an element
+// moves as 16-byte vector loads and stores (two for Fr, three for Fp)
+// instead of one instruction per word; the sizes, 32 and 48 bytes, are
+// multiples of 16, so arrays keep gnark-crypto's layout. The host form
+// keeps 8-byte alignment: it may be read straight from Go's memory.
+template <class P, class W> struct alignas(sizeof(W) == 4 ? 16 : 8) Fe {
   typedef typename WordTraits<W>::Wide DW;
   static constexpr int WB = WordTraits<W>::bits;
   static constexpr int N = P::W32 * 32 / WB;
@@ -190,8 +195,20 @@ template <class P, class W> struct Fe {
   // scanning). Every partial sum a·b + t + carry fits the double word.
   PB_HD Fe operator*(const Fe &b) const {
 #if defined(__CUDA_ARCH__) && !defined(PB_NO_PTX)
-    if constexpr (WB == 32 && (N == 8 || N == 12)) return mul_ptx(b);
+    // The PTX product (mont_ptx.cuh; cuda/NOTES.md v3); -DPB_NO_PTX_FR
+    // keeps the compiler's own for Fr, to measure one against the other.
+#if defined(PB_NO_PTX_FR)
+    if constexpr (WB == 32 && N == 12) return mul_ptx(b);
+    else return mul_cios(b);
+#else
+    if constexpr (WB == 32) return mul_ptx(b);
+    else return mul_cios(b);
 #endif
+#else
+    return mul_cios(b);
+#endif
+  }
+  PB_HD Fe mul_cios(const Fe &b) const {
     W t[N + 2];
 #pragma unroll
     for (int i = 0; i < N + 2; i++) t[i] = 0;
@@ -225,42 +242,20 @@ template <class P, class W> struct Fe {
   PB_HD Fe sqr() const { return *this * *this; }
 
 #if defined(__CUDACC__)
-  // mul_ptx is the same CIOS product with each multiply-accumulate row as
-  // one PTX carry chain (mad.lo.cc / madc.hi.cc): two chains for t += a·b_i,
-  // two for t += m·p, then a one-word shift. p < 2^(32N−1), so t stays
-  // below 2^(32(N+1)) and the top word t[N+1] is only a guard.
+  // mul_ptx is the CIOS product with its word products in pairs, each pair
+  // one IMAD.WIDE.U32.X on sm_90 (cuda/gen/mont_ptx.py says how and checks
+  // the chains); it leaves a value below 2p, reduced here once.
   __device__ __forceinline__ Fe mul_ptx(const Fe &b) const {
-    uint32_t t[N + 2], p[N];
-#pragma unroll
-    for (int i = 0; i < N + 2; i++) t[i] = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++) p[i] = (uint32_t)modw(i);
-    const uint32_t *a = reinterpret_cast<const uint32_t *>(v);
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-      uint32_t bi = (uint32_t)b.v[i];
-      uint32_t m;
-      if constexpr (N == 8) {
-        pb_mac_lo_8(t, a, bi);
-        pb_mac_hi_8(t, a, bi);
-        m = t[0] * (uint32_t)inv();
-        pb_mac_lo_8(t, p, m);
-        pb_mac_hi_8(t, p, m);
-      } else {
-        pb_mac_lo_12(t, a, bi);
-        pb_mac_hi_12(t, a, bi);
-        m = t[0] * (uint32_t)inv();
-        pb_mac_lo_12(t, p, m);
-        pb_mac_hi_12(t, p, m);
-      }
-#pragma unroll
-      for (int k = 0; k <= N; k++) t[k] = t[k + 1];
-      t[N + 1] = 0;
-    }
+    static_assert(N == 12 || N == 8, "Fp or Fr");
+    uint32_t t[N];
+    if constexpr (N == 12)
+      pb_mont_fp(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v));
+    else
+      pb_mont_fr(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v));
     W tw[N];
 #pragma unroll
     for (int i = 0; i < N; i++) tw[i] = (W)t[i];
-    return reduce_once(tw, (W)t[N]);
+    return reduce_once(tw, 0);
   }
 #endif
 

@@ -57,10 +57,25 @@ __global__ void msm_digits(const DFr *scalars, uint64_t n, int c, int nw, uint32
   }
 }
 
+// load_point reads a point as six 16-byte loads (DAffine is 16-byte
+// aligned) and negates it for a negative digit.
 __device__ __forceinline__ DAffine load_point(const DAffine *points, uint32_t v) {
-  DAffine p = points[v & 0x7fffffffu];
+  const uint4 *src = reinterpret_cast<const uint4 *>(points + (v & 0x7fffffffu));
+  DAffine p;
+  uint4 *dst = reinterpret_cast<uint4 *>(&p);
+#pragma unroll
+  for (int i = 0; i < 6; i++) dst[i] = __ldg(src + i);
   if (v >> 31) p.y = p.y.neg();
   return p;
+}
+
+// prefetch_point asks L1 for the two 128-byte lines a point may span, so
+// the gather of the next point overlaps the addition of this one without
+// holding it in registers (which would cost occupancy).
+__device__ __forceinline__ void prefetch_point(const DAffine *points, uint32_t v) {
+  const char *p = reinterpret_cast<const char *>(points + (v & 0x7fffffffu));
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p + sizeof(DAffine) - 1));
 }
 
 // Runs of equal keys are summed level by level. At each level the sorted
@@ -72,8 +87,17 @@ __device__ __forceinline__ DAffine load_point(const DAffine *points, uint32_t v)
 // everything. Level 0 reads (key, signed point index) pairs and adds
 // affine points; later levels read (key, XYZZ) items. A bucket holding
 // every point costs O(log n) levels, not a chain of n additions.
+// PB_RUNS_MIN_BLOCKS, when set, caps registers so that this many 128-thread
+// blocks fit on an SM. The accumulation is latency-bound (ncu: 1.4
+// instructions issued per cycle of 4, 2 blocks of 4 warps resident at 182
+// registers), but capping did not pay: 3 blocks (168 registers) took
+// 118.3 ms at 2^24 against 116.2 uncapped, and 4 blocks (128) spilled and
+// took 142.6 against 131.9 (cuda/NOTES.md, v3). Off by default.
+#ifndef PB_RUNS_MIN_BLOCKS
+#define PB_RUNS_MIN_BLOCKS 1
+#endif
 template <bool Points>
-__global__ void msm_runs(const uint32_t *keys, const uint32_t *vals, const DXYZZ *items, uint64_t len,
+__global__ void __launch_bounds__(128, PB_RUNS_MIN_BLOCKS) msm_runs(const uint32_t *keys, const uint32_t *vals, const DXYZZ *items, uint64_t len,
                          uint32_t chunk, const DAffine *points, uint32_t bmask, DXYZZ *buckets,
                          uint32_t *out_keys, DXYZZ *out_items, bool final) {
   uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -85,6 +109,9 @@ __global__ void msm_runs(const uint32_t *keys, const uint32_t *vals, const DXYZZ
   bool in_first = true;
   for (uint64_t j = begin; j < end; j++) {
     uint32_t kj = keys[j];
+#if !defined(PB_NO_PREFETCH)
+    if (Points && j + 1 < end) prefetch_point(points, vals[j + 1]);
+#endif
     if (kj != k) {
       if (in_first && !final) {
         out_keys[2 * t] = k;
@@ -116,9 +143,17 @@ __global__ void msm_runs(const uint32_t *keys, const uint32_t *vals, const DXYZZ
   out_items[2 * t + 1] = acc;
 }
 
-// Thread (w, seg): Σ b·S_b over buckets b in (seg·len, (seg+1)·len] of
-// window w, by running sums from the top: Σ (b − lo + 1)·S_b + (lo − 1)·Σ S_b.
-__global__ void msm_reduce_segments(const DXYZZ *buckets, int c, int nw, uint32_t segs, DXYZZ *out) {
+// The window sum Σ_b b·S_b (b = 1..2^(c−1)) in two kernels, with no
+// scalar multiplication per segment: segment i of len buckets starts at
+// lo_i = i·len + 1, and
+//
+//   Σ_b b·S_b = Σ_i T_i + len·Σ_i i·R_i,   T_i = Σ_{b in i} (b − lo_i + 1)·S_b,
+//                                          R_i = Σ_{b in i} S_b.
+//
+// Thread (w, i) of msm_reduce_segments finds T_i and R_i by running sums
+// from the segment's top: 2·len additions.
+__global__ void msm_reduce_segments(const DXYZZ *buckets, int c, int nw, uint32_t segs, DXYZZ *t_out,
+                                    DXYZZ *r_out) {
   uint64_t id = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= (uint64_t)nw * segs) return;
   uint32_t w = id / segs, seg = id % segs;
@@ -130,17 +165,32 @@ __global__ void msm_reduce_segments(const DXYZZ *buckets, int c, int nw, uint32_
     running = running.add(b[i]);
     sum = sum.add(running);
   }
-  if (lo > 1) sum = sum.add(running.mul_small(lo - 1));
-  out[id] = sum;
+  t_out[id] = sum;
+  r_out[id] = running;
 }
 
-// One block per window: the window's segment sums, added in a tree.
-__global__ void msm_reduce_window(const DXYZZ *parts, uint32_t segs, DXYZZ *out) {
+// One block per window (blockDim.x a power of two, shared memory one sum
+// per thread): thread t takes q consecutive segments from s0 = t·q and
+// finds Σ T_i, V = Σ R_i and U = Σ (i − s0)·R_i (running sums again), so
+// that its share of the window is Σ T_i + len·(U + s0·V); s0·V is the one
+// small multiple (at most 12 bits), len a power of two (doublings). Then
+// the shares are added in a tree.
+__global__ void msm_reduce_window(const DXYZZ *t_in, const DXYZZ *r_in, uint32_t segs, uint32_t len,
+                                  DXYZZ *out) {
   extern __shared__ DXYZZ acc[];
-  const DXYZZ *p = parts + (uint64_t)blockIdx.x * segs;
-  DXYZZ s = DXYZZ::inf();
-  for (uint32_t i = threadIdx.x; i < segs; i += blockDim.x) s = s.add(p[i]);
-  acc[threadIdx.x] = s;
+  const uint32_t q = (segs + blockDim.x - 1) / blockDim.x;
+  const uint32_t s0 = threadIdx.x * q, s1 = min(s0 + q, segs);
+  const DXYZZ *T = t_in + (uint64_t)blockIdx.x * segs;
+  const DXYZZ *R = r_in + (uint64_t)blockIdx.x * segs;
+  DXYZZ ts = DXYZZ::inf(), run = DXYZZ::inf(), u = DXYZZ::inf();
+  for (uint32_t i = s1; i-- > s0;) {
+    ts = ts.add(T[i]);
+    run = run.add(R[i]);
+    if (i > s0) u = u.add(run);
+  }
+  DXYZZ x = s0 < s1 ? u.add(run.mul_small(s0)) : DXYZZ::inf();
+  for (uint32_t l = len; l > 1; l >>= 1) x = x.dbl();
+  acc[threadIdx.x] = ts.add(x);
   __syncthreads();
   for (uint32_t h = blockDim.x / 2; h > 0; h /= 2) {
     if (threadIdx.x < h) acc[threadIdx.x] = acc[threadIdx.x].add(acc[threadIdx.x + h]);

@@ -25,11 +25,21 @@ namespace pb {
 
 // PowTable holds b^i for i < 2^lb (lo) and f·b^(j·2^lb) for j < 2^hb (hi),
 // f being an optional factor folded into every power.
+// ldg reads an element as two 16-byte loads through the read-only path.
+__device__ __forceinline__ DFr ldg(const DFr *p) {
+  DFr r;
+  const uint4 *s = reinterpret_cast<const uint4 *>(p);
+  uint4 *d = reinterpret_cast<uint4 *>(&r);
+  d[0] = __ldg(s);
+  d[1] = __ldg(s + 1);
+  return r;
+}
+
 struct PowTable {
   DFr *lo = nullptr, *hi = nullptr;
   int lb = 0, hb = 0;
   __device__ __forceinline__ DFr get(uint64_t e) const {
-    return hi[e >> lb] * lo[e & ((1ull << lb) - 1)];
+    return ldg(hi + (e >> lb)) * ldg(lo + (e & ((1ull << lb) - 1)));
   }
 };
 
@@ -37,34 +47,55 @@ __device__ __forceinline__ uint32_t bit_rev(uint32_t x, int bits) {
   return bits == 0 ? 0 : __brev(x) >> (32 - bits);
 }
 
+// Shared memory holds elements as two arrays of 16-byte halves: element i
+// is (lo[i], hi[i]) with hi = lo + size. A warp's 16-byte accesses to
+// consecutive elements then touch consecutive addresses, so they run
+// without bank conflicts; a whole 32-byte element per thread would
+// conflict, and one 4-byte word at a time (eight accesses) conflicts
+// eight ways: v2's passes were bound by that, not by the products.
+__device__ __forceinline__ DFr lds(const uint4 *x, uint32_t i, uint32_t size) {
+  DFr r;
+  uint4 *p = reinterpret_cast<uint4 *>(&r);
+  p[0] = x[i];
+  p[1] = x[i + size];
+  return r;
+}
+__device__ __forceinline__ void sts(uint4 *x, uint32_t i, uint32_t size, const DFr &v) {
+  const uint4 *p = reinterpret_cast<const uint4 *>(&v);
+  x[i] = p[0];
+  x[i + size] = p[1];
+}
+
 // One DIF pass; see the file comment. blockDim.x = 2^(k−1); shared memory
-// holds the group (2^k elements) and the local roots (2^(k−1)). Groups are
-// disjoint, so in may equal out, except in the last pass (last = true):
-// it writes each output at its bit-reversed, natural, index, scattered
-// over the whole array, with the final scale of the element landing at
-// natural index j: none (mode 0), c (mode 1) or t.get(j) (mode 2).
-__global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, bool coset_in,
-                             PowTable g, bool last, int mode, DFr c, PowTable t) {
-  extern __shared__ DFr smem[];
-  DFr *x = smem;
-  DFr *roots = smem + (1 << k);
+// holds the group (2^k elements) and the local roots (2^(k−1)), in halves
+// (lds, sts). Groups are disjoint, so in may equal out, except in the last
+// pass (last = true): it writes each output at its bit-reversed, natural,
+// index, scattered over the whole array, with the final scale of the
+// element landing at natural index j: none (mode 0), c (mode 1) or
+// t.get(j) (mode 2).
+__global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, const DFr *local_roots,
+                             bool coset_in, PowTable g, bool last, int mode, DFr c, PowTable t) {
+  extern __shared__ uint4 smem[];
+  const uint32_t size = 1u << k;
   const uint32_t tid = threadIdx.x;
-  const uint32_t half = 1u << (k - 1);
+  const uint32_t half = size >> 1;
+  uint4 *x = smem;                // 2·size halves
+  uint4 *roots = smem + 2 * size; // 2·half halves
   const int log_l = log_n - s - k; // log of the column stride L
   const uint64_t L = 1ull << log_l;
   const uint64_t group = blockIdx.x;
   const uint64_t hi = group >> log_l, lo = group & (L - 1);
   const uint64_t base = (hi << (log_n - s)) + lo;
 
-  // Local roots: ω_k^j = ω^(j·n/2^k) for j < 2^(k−1).
-  roots[tid] = w.get((uint64_t)tid << (log_n - k));
+  // Local roots ω_k^j = ω^(j·n/2^k), j < 2^(k−1), from the plan's table.
+  sts(roots, tid, half, ldg(local_roots + tid));
 #pragma unroll
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
     uint64_t idx = base + ((uint64_t)m << log_l);
     DFr v = in[idx];
     if (coset_in) v = v * g.get(idx);
-    x[m] = v;
+    sts(x, m, size, v);
   }
   __syncthreads();
 
@@ -73,17 +104,17 @@ __global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, P
     uint32_t jj = tid & (h - 1);
     uint32_t i0 = ((tid >> (k - 1 - st)) << (k - st)) + jj;
     uint32_t i1 = i0 + h;
-    DFr u = x[i0], v = x[i1];
-    x[i0] = u + v;
+    DFr u = lds(x, i0, size), v = lds(x, i1, size);
+    sts(x, i0, size, u + v);
     DFr d = u - v;
-    x[i1] = jj == 0 ? d : d * roots[jj << st];
+    sts(x, i1, size, jj == 0 ? d : d * lds(roots, jj << st, half));
     __syncthreads();
   }
 
 #pragma unroll
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
-    DFr v = x[m];
+    DFr v = lds(x, m, size);
     uint64_t idx = base + ((uint64_t)m << log_l);
     if (!last) {
       if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
@@ -97,6 +128,13 @@ __global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, P
       v = v * t.get(j);
     out[j] = v;
   }
+}
+
+// out[j] = ω^(j·n/2^k) for j < 2^(k−1): the local roots of a k-stage pass,
+// made once per plan rather than by every block of every pass.
+__global__ void ntt_local_roots(PowTable w, int log_n, int k, DFr *out) {
+  uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < (1u << (k - 1))) out[j] = w.get((uint64_t)j << (log_n - k));
 }
 
 // h = (a·b − c)·z⁻¹ pointwise, into a.

@@ -9,11 +9,13 @@
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "msm.cuh"
@@ -116,6 +118,115 @@ static double since_ms(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Stager copies large pageable host buffers to and from the device through
+// pinned staging buffers. A copy from pageable memory runs at ~8 GB/s
+// (measured: 64 ms for 512 MiB of scalars) because the driver stages it
+// through its own small pinned buffer with one thread. Pinning the
+// caller's buffer instead costs more than it saves (the first seed: 5.7 s
+// for 125 GiB), so each of W host threads owns two pinned chunks, fills
+// one while the other is on the wire, and the chunks go in parallel.
+// The staging buffers are pinned once per context, on first use, and that
+// cost is reported as the host step "pin_staging".
+struct Stager {
+  static constexpr size_t kChunk = 4u << 20;
+  static constexpr size_t kMin = 16u << 20; // smaller copies go direct
+  struct Worker {
+    cudaStream_t s = nullptr;
+    void *buf[2] = {nullptr, nullptr};
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+  };
+  int device = 0;
+  std::vector<Worker> w;
+  bool disabled = false;
+
+  ~Stager() {
+    for (auto &x : w) {
+      for (int b = 0; b < 2; b++) {
+        if (x.buf[b]) cudaFreeHost(x.buf[b]);
+        if (x.ev[b]) cudaEventDestroy(x.ev[b]);
+      }
+      if (x.s) cudaStreamDestroy(x.s);
+    }
+  }
+
+  void setup(Timer &tm) {
+    if (!w.empty()) return;
+    auto t0 = std::chrono::steady_clock::now();
+    unsigned hc = std::thread::hardware_concurrency();
+    int n = (int)std::min(8u, std::max(2u, hc / 2));
+    w.resize(n);
+    for (auto &x : w) {
+      CK(cudaStreamCreateWithFlags(&x.s, cudaStreamNonBlocking));
+      for (int b = 0; b < 2; b++) {
+        CK(cudaHostAlloc(&x.buf[b], kChunk, cudaHostAllocDefault));
+        CK(cudaEventCreateWithFlags(&x.ev[b], cudaEventDisableTiming));
+      }
+    }
+    tm.host_step("pin_staging", since_ms(t0));
+  }
+
+  // copy moves bytes between host and device memory after all work queued
+  // on stream so far, and returns when the copy is complete.
+  void copy(void *dst, const void *src, size_t bytes, bool to_device, cudaStream_t stream, Timer &tm) {
+    if (bytes < kMin || disabled) {
+      CK(cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream));
+      CK(cudaStreamSynchronize(stream));
+      return;
+    }
+    setup(tm);
+    cudaEvent_t after;
+    CK(cudaEventCreateWithFlags(&after, cudaEventDisableTiming));
+    CK(cudaEventRecord(after, stream));
+    const size_t chunks = (bytes + kChunk - 1) / kChunk;
+    std::vector<std::string> errs(w.size());
+    std::vector<std::thread> threads;
+    for (size_t id = 0; id < w.size(); id++) {
+      threads.emplace_back([&, id] {
+        try {
+          Worker &x = w[id];
+          CK(cudaSetDevice(device));
+          CK(cudaStreamWaitEvent(x.s, after, 0));
+          char *d = static_cast<char *>(dst);
+          const char *sp = static_cast<const char *>(src);
+          int b = 0;
+          size_t pend_off = 0, pend_len = 0; // device→host: a chunk waiting in buf[1 − b]
+          for (size_t j = id; j < chunks; j += w.size(), b ^= 1) {
+            size_t off = j * kChunk, len = std::min(kChunk, bytes - off);
+            CK(cudaEventSynchronize(x.ev[b])); // buf[b] is free again
+            if (to_device) {
+              memcpy(x.buf[b], sp + off, len);
+              CK(cudaMemcpyAsync(d + off, x.buf[b], len, cudaMemcpyHostToDevice, x.s));
+              CK(cudaEventRecord(x.ev[b], x.s));
+              continue;
+            }
+            CK(cudaMemcpyAsync(x.buf[b], sp + off, len, cudaMemcpyDeviceToHost, x.s));
+            CK(cudaEventRecord(x.ev[b], x.s));
+            if (pend_len) {
+              CK(cudaEventSynchronize(x.ev[b ^ 1]));
+              memcpy(d + pend_off, x.buf[b ^ 1], pend_len);
+            }
+            pend_off = off;
+            pend_len = len;
+          }
+          if (pend_len) {
+            CK(cudaEventSynchronize(x.ev[b ^ 1]));
+            memcpy(d + pend_off, x.buf[b ^ 1], pend_len);
+          }
+          CK(cudaStreamSynchronize(x.s));
+        } catch (const Error &e) {
+          errs[id] = e.msg.empty() ? "copy failed" : e.msg;
+        } catch (const std::exception &e) {
+          errs[id] = e.what();
+        }
+      });
+    }
+    for (auto &t : threads) t.join();
+    cudaEventDestroy(after);
+    for (auto &e : errs)
+      if (!e.empty()) fail(PERFBOT_CUDA_ERR_CUDA, "staged copy: %s", e.c_str());
+  }
+};
+
 static int ceil_log2(uint64_t x) {
   int l = 0;
   while ((1ull << l) < x) l++;
@@ -128,6 +239,18 @@ struct NttPlan {
   DevBuf wlo, whi, ilo, ihi, glo, ghi, gilo, gihi; // ω, ω⁻¹, g, g⁻¹·n⁻¹ powers
   PowTable w, wi, g, gi;
   HFr n_inv;
+  DevBuf local[2][11]; // [inverse][k]: the local roots of a k-stage pass
+
+  const DFr *local_roots(int k, bool inverse, cudaStream_t stream) {
+    DevBuf &b = local[inverse][k];
+    if (!b.p) {
+      uint32_t half = 1u << (k - 1);
+      DFr *d = b.get<DFr>(half);
+      ntt_local_roots<<<(half + 127) / 128, 128, 0, stream>>>(inverse ? wi : w, log_n, k, d);
+      CK_LAUNCH("ntt_local_roots");
+    }
+    return static_cast<const DFr *>(b.p);
+  }
 };
 
 static void build_pow_table(PowTable &t, DevBuf &lo, DevBuf &hi, const HFr &b, const HFr &factor, int log_n,
@@ -171,6 +294,7 @@ struct perfbot_cuda_ctx {
   DevBuf scalars, keys, vals, keys2, vals2, sort_tmp, buckets, first, last, first_key, last_key, parts, windows;
   // NTT scratch
   DevBuf ntt_data, ntt_scratch, qb, qc;
+  Stager stage; // large host transfers
 
   ~perfbot_cuda_ctx() {
     for (auto &p : plans) delete p.second;
@@ -209,7 +333,7 @@ struct perfbot_cuda_ctx {
   }
 
   // In-place NTT of device data (scratch: the ctx's ntt_scratch buffer).
-  void ntt(DFr *d, int log_n, int direction, const NttPlan &p, bool coset, Timer &tm) {
+  void ntt(DFr *d, int log_n, int direction, NttPlan &p, bool coset, Timer &tm) {
     const PowTable &w = direction == PERFBOT_NTT_FORWARD ? p.w : p.wi;
     const int passes = (log_n + 9) / 10;
     const int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
@@ -225,8 +349,9 @@ struct perfbot_cuda_ctx {
       bool last = i == passes - 1;
       const DFr *in = i == 0 ? d : scratch;
       DFr *out = last ? d : scratch;
-      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, scale_in, p.g, last, mode, c,
-                                                              p.gi);
+      const DFr *lr = p.local_roots(k, direction != PERFBOT_NTT_FORWARD, stream);
+      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last, mode,
+                                                              c, p.gi);
       CK_LAUNCH("ntt_dif_pass");
       s += k;
       if (tm.out) {
@@ -237,9 +362,13 @@ struct perfbot_cuda_ctx {
     }
   }
 
+  // window_bits: c = log2(n) − 4, from 8 to 20. At 2^24 on the H200,
+  // accumulation plus reduction took 141, 139, 138, 133 and 128 ms for
+  // c = 16, 17, 18, 19, 20 (cuda/NOTES.md, v3): fewer windows (13 at
+  // c = 20 against 15 at 18) outweigh the larger reduction.
   static int window_bits(uint64_t n) {
     int l = ceil_log2(n);
-    return std::min(18, std::max(8, l - 6));
+    return std::min(20, std::max(8, l - 4));
   }
 
   void msm(const perfbot_cuda_points *pts, uint64_t offset, const void *host_scalars, uint64_t n, int c,
@@ -256,7 +385,7 @@ struct perfbot_cuda_ctx {
     const uint64_t m = (uint64_t)nw * n;
     if (m > 0x7fffffffull) fail(PERFBOT_CUDA_ERR_ARGUMENT, "msm of %llu points: too many for one call", (unsigned long long)n);
     DFr *ds = scalars.get<DFr>(n);
-    CK(cudaMemcpyAsync(ds, host_scalars, n * sizeof(DFr), cudaMemcpyHostToDevice, stream));
+    stage.copy(ds, host_scalars, n * sizeof(DFr), true, stream, tm);
     tm.mark("upload_scalars");
 
     uint32_t *k1 = keys.get<uint32_t>(m), *v1 = vals.get<uint32_t>(m);
@@ -285,8 +414,11 @@ struct perfbot_cuda_ctx {
                                                              ka, ia, final);
     CK_LAUNCH("msm_runs<points>");
     tm.mark("accumulate");
-    const uint32_t chunk2 = 16;
     for (uint64_t len = 2 * chunks; !final; len = 2 * chunks) {
+      // Long levels have work for every SM in chunks of 16; short ones are
+      // latency-bound, so shorter chunks (more levels, fewer additions in
+      // a row) finish sooner.
+      const uint32_t chunk2 = len >= (1u << 20) ? 16 : 4;
       chunks = (len + chunk2 - 1) / chunk2;
       final = chunks == 1;
       msm_runs<false><<<(chunks + 127) / 128, 128, 0, stream>>>(ka, nullptr, ia, len, chunk2, nullptr, bmask, bk, kb,
@@ -297,12 +429,17 @@ struct perfbot_cuda_ctx {
     }
     tm.mark("runs");
 
-    uint32_t segs = std::min<uint32_t>(1u << (c - 1), 1024);
-    DXYZZ *ps = parts.get<DXYZZ>((uint64_t)nw * segs);
-    msm_reduce_segments<<<((uint64_t)nw * segs + 127) / 128, 128, 0, stream>>>(bk, c, nw, segs, ps);
+    // Segments of 16 buckets (32 additions a thread), fewer for windows
+    // too small to fill the device; at most 8192 segments a window.
+    const uint32_t nbk = 1u << (c - 1);
+    const uint32_t seg_len = std::max<uint32_t>(std::min<uint32_t>(nbk, 16), nbk / 8192);
+    const uint32_t segs = nbk / seg_len;
+    DXYZZ *pt = parts.get<DXYZZ>(2 * (uint64_t)nw * segs), *pr = pt + (uint64_t)nw * segs;
+    msm_reduce_segments<<<((uint64_t)nw * segs + 127) / 128, 128, 0, stream>>>(bk, c, nw, segs, pt, pr);
     CK_LAUNCH("msm_reduce_segments");
     DXYZZ *ws = windows.get<DXYZZ>(nw);
-    msm_reduce_window<<<nw, 128, 128 * sizeof(DXYZZ), stream>>>(ps, segs, ws);
+    const uint32_t wt = 256; // 256 sums of 192 bytes: 48 KiB of shared memory
+    msm_reduce_window<<<nw, wt, wt * sizeof(DXYZZ), stream>>>(pt, pr, segs, seg_len, ws);
     CK_LAUNCH("msm_reduce_window");
     std::vector<XYZZ<HFp>> hw(nw);
     CK(cudaMemcpyAsync(hw.data(), ws, nw * sizeof(DXYZZ), cudaMemcpyDeviceToHost, stream));
@@ -399,6 +536,11 @@ int32_t perfbot_cuda_open(int32_t device, perfbot_cuda_ctx **out, perfbot_cuda_e
     CK(cudaSetDevice(device));
     auto *ctx = new perfbot_cuda_ctx;
     ctx->device = device;
+    ctx->stage.device = device;
+    // PERFBOT_CUDA_STAGING=0 copies straight from pageable memory (to
+    // measure what staging saves).
+    const char *st = getenv("PERFBOT_CUDA_STAGING");
+    ctx->stage.disabled = st && strcmp(st, "0") == 0;
     cudaError_t se = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
     if (se != cudaSuccess) {
       delete ctx;
@@ -430,12 +572,13 @@ int32_t perfbot_cuda_g1_upload(perfbot_cuda_ctx *ctx, const void *points, uint64
       delete p;
       CK(e);
     }
-    e = cudaMemcpyAsync(p->d, points, n * sizeof(DAffine), cudaMemcpyHostToDevice, ctx->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(ctx->stream);
-    if (e != cudaSuccess) {
+    try {
+      Timer quiet(ctx->stream, nullptr);
+      ctx->stage.copy(p->d, points, n * sizeof(DAffine), true, ctx->stream, quiet);
+    } catch (...) {
       cudaFree(p->d);
       delete p;
-      CK(e);
+      throw;
     }
     *out = p;
   });
@@ -483,12 +626,12 @@ int32_t perfbot_cuda_ntt(perfbot_cuda_ctx *ctx, void *data, int32_t log_n, int32
     bool on_device = flags & PERFBOT_NTT_DEVICE_DATA;
     if (!on_device) {
       d = ctx->ntt_data.get<DFr>(1ull << log_n);
-      CK(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, ctx->stream));
+      ctx->stage.copy(d, data, bytes, true, ctx->stream, tm);
       tm.mark("upload");
     }
     ctx->ntt(d, log_n, direction, *p, coset != nullptr, tm);
     if (!on_device) {
-      CK(cudaMemcpyAsync(data, d, bytes, cudaMemcpyDeviceToHost, ctx->stream));
+      ctx->stage.copy(data, d, bytes, false, ctx->stream, tm);
       tm.mark("download");
     }
     CK(cudaStreamSynchronize(ctx->stream));
@@ -511,9 +654,9 @@ int32_t perfbot_cuda_quotient(perfbot_cuda_ctx *ctx, void *a, const void *b, con
     NttPlan *p = ctx->plan(log_n, w, &g);
     const uint64_t n = 1ull << log_n, bytes = n * sizeof(DFr);
     DFr *da = ctx->ntt_data.get<DFr>(n), *db = ctx->qb.get<DFr>(n), *dc = ctx->qc.get<DFr>(n);
-    CK(cudaMemcpyAsync(da, a, bytes, cudaMemcpyHostToDevice, ctx->stream));
-    CK(cudaMemcpyAsync(db, b, bytes, cudaMemcpyHostToDevice, ctx->stream));
-    CK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, ctx->stream));
+    ctx->stage.copy(da, a, bytes, true, ctx->stream, tm);
+    ctx->stage.copy(db, b, bytes, true, ctx->stream, tm);
+    ctx->stage.copy(dc, c, bytes, true, ctx->stream, tm);
     tm.mark("upload");
     Timer quiet(ctx->stream, nullptr);
     for (DFr *x : {da, db, dc}) {
@@ -532,7 +675,7 @@ int32_t perfbot_cuda_quotient(perfbot_cuda_ctx *ctx, void *a, const void *b, con
     tm.mark("pointwise");
     ctx->ntt(da, log_n, PERFBOT_NTT_INVERSE, *p, true, quiet);
     tm.mark("from_coset");
-    CK(cudaMemcpyAsync(a, da, bytes, cudaMemcpyDeviceToHost, ctx->stream));
+    ctx->stage.copy(a, da, bytes, false, ctx->stream, tm);
     tm.mark("download");
     CK(cudaStreamSynchronize(ctx->stream));
     tm.finish();
@@ -560,8 +703,8 @@ int32_t perfbot_cuda_copy(perfbot_cuda_ctx *ctx, void *dst, const void *src, uin
   return guard(err, [&] {
     need(ctx && dst && src, "ctx, dst or src is NULL");
     CK(cudaSetDevice(ctx->device));
-    CK(cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, ctx->stream));
-    CK(cudaStreamSynchronize(ctx->stream));
+    Timer quiet(ctx->stream, nullptr);
+    ctx->stage.copy(dst, src, bytes, to_device != 0, ctx->stream, quiet);
   });
 }
 

@@ -207,6 +207,24 @@ static std::vector<HFr> rand_vec(size_t n) {
   return v;
 }
 
+// check_copy sends bytes through the staged path (16 MiB and more) and
+// back, at sizes that are and are not whole staging chunks, and through
+// the direct path below it.
+static void check_copy(Gpu &g) {
+  std::mt19937_64 rng(7);
+  for (size_t bytes : {size_t(1) << 20, size_t(16) << 20, (size_t(37) << 20) + 12345, size_t(100) << 20}) {
+    std::vector<uint64_t> a((bytes + 7) / 8), b(a.size(), 0);
+    for (auto &x : a) x = rng();
+    void *d;
+    REQUIRE(perfbot_cuda_alloc(g.ctx, bytes, &d, E));
+    REQUIRE(perfbot_cuda_copy(g.ctx, d, a.data(), bytes, 1, E));
+    REQUIRE(perfbot_cuda_copy(g.ctx, b.data(), d, bytes, 0, E));
+    REQUIRE(perfbot_cuda_free(g.ctx, d, E));
+    expect(memcmp(a.data(), b.data(), bytes) == 0 && (bytes % 8 == 0 || b.back() >> (8 * (bytes % 8)) == 0),
+           "copy of " + std::to_string(bytes) + " bytes to the device and back is exact");
+  }
+}
+
 static void check_ntt(Gpu &g) {
   HFr seven = HFr::zero();
   seven.v[0] = 7;
@@ -357,6 +375,9 @@ static void check_msm(Gpu &g) {
     auto s = rand_vec(n);
     HX a = msm_gpu(g, p, s, 0), b = msm_gpu(g, p, s, 9);
     expect(same_point(a, b) && !a.is_inf(), "msm 2^" + std::to_string(log_n) + ": default window = window 9");
+    // The windows the large sizes use (16 to 20) and their reductions.
+    for (int c : {16, 18, 20})
+      expect(same_point(msm_gpu(g, p, s, c), a), "msm 2^" + std::to_string(log_n) + ": window " + std::to_string(c) + " = default");
     std::vector<HFr> eq(n, s[0]);
     HX c = msm_gpu(g, p, eq, 0), d = msm_gpu(g, p, eq, 11);
     expect(same_point(c, d), "msm 2^" + std::to_string(log_n) + " all scalars equal: windows agree");
@@ -399,8 +420,8 @@ static void bench(Gpu &g, int max_log) {
     }
     printf("%-12s %10llu %10.2f  %s\n", "msm_g1", (unsigned long long)n, median(ms), steps(t).c_str());
     fflush(stdout);
-    if (log_n < top) continue;
-    for (int c : {12, 14, 16, 17, 20}) { // other window sizes at the top size
+    if (log_n < 20) continue;
+    for (int c : {14, 16, 17, 18, 19, 20}) { // window sizes from 2^20 up
       ms.clear();
       for (int r = 0; r < 3; r++) {
         auto t0 = std::chrono::steady_clock::now();
@@ -452,6 +473,65 @@ static void bench(Gpu &g, int max_log) {
   }
 }
 
+// bench_transfers times 512 MiB host↔device copies three ways: straight
+// from pageable memory, through the library's pinned staging buffers, and
+// from a buffer pinned for the occasion (what pinning itself costs).
+static void bench_transfers(Gpu &g) {
+  const size_t bytes = size_t(512) << 20;
+  std::vector<char> host(bytes, 1);
+  void *d;
+  REQUIRE(perfbot_cuda_alloc(g.ctx, bytes, &d, E));
+  auto ms = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto time_copy = [&](perfbot_cuda_ctx *ctx, int to_device, double *first) {
+    std::vector<double> v;
+    for (int r = 0; r < 6; r++) {
+      auto t0 = std::chrono::steady_clock::now();
+      REQUIRE(to_device ? perfbot_cuda_copy(ctx, d, host.data(), bytes, 1, E)
+                        : perfbot_cuda_copy(ctx, host.data(), d, bytes, 0, E));
+      double t = ms(t0);
+      if (r == 0 && first) *first = t;
+      if (r > 0) v.push_back(t);
+    }
+    return median(v);
+  };
+  printf("\ntransfers of 512 MiB (median of 5; GB/s = 10^9 bytes/s)\n");
+  // A context of its own, so staging is pinned on this first call.
+  perfbot_cuda_ctx *staged;
+  REQUIRE(perfbot_cuda_open(0, &staged, E));
+  double first = 0;
+  double up = time_copy(staged, 1, &first), down = time_copy(staged, 0, nullptr);
+  printf("%-28s %8.2f ms %6.1f GB/s   (first call, pinning the staging buffers: %.2f ms)\n", "staged h2d", up,
+         bytes / up / 1e6, first);
+  printf("%-28s %8.2f ms %6.1f GB/s\n", "staged d2h", down, bytes / down / 1e6);
+  perfbot_cuda_close(staged);
+  setenv("PERFBOT_CUDA_STAGING", "0", 1);
+  perfbot_cuda_ctx *direct;
+  REQUIRE(perfbot_cuda_open(0, &direct, E));
+  unsetenv("PERFBOT_CUDA_STAGING");
+  up = time_copy(direct, 1, nullptr);
+  down = time_copy(direct, 0, nullptr);
+  printf("%-28s %8.2f ms %6.1f GB/s\n", "pageable h2d", up, bytes / up / 1e6);
+  printf("%-28s %8.2f ms %6.1f GB/s\n", "pageable d2h", down, bytes / down / 1e6);
+  auto t0 = std::chrono::steady_clock::now();
+  cudaError_t e = cudaHostRegister(host.data(), bytes, cudaHostRegisterDefault);
+  double reg = ms(t0);
+  if (e == cudaSuccess) {
+    up = time_copy(direct, 1, nullptr);
+    t0 = std::chrono::steady_clock::now();
+    cudaHostUnregister(host.data());
+    double unreg = ms(t0);
+    printf("%-28s %8.2f ms %6.1f GB/s   (pinning the 512 MiB: %.2f ms, unpinning: %.2f ms)\n", "registered h2d", up,
+           bytes / up / 1e6, reg, unreg);
+  } else {
+    printf("cudaHostRegister: %s\n", cudaGetErrorString(e));
+  }
+  perfbot_cuda_close(direct);
+  REQUIRE(perfbot_cuda_free(g.ctx, d, E));
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "check";
   printf("abi version %d\n", perfbot_cuda_abi_version());
@@ -462,15 +542,42 @@ int main(int argc, char **argv) {
   Gpu g;
   if (mode == "check") {
     check_arith();
+    check_copy(g);
     check_ntt(g);
     check_msm(g);
     printf("%d failures\n", failures);
     return failures ? 1 : 0;
   }
   if (mode == "bench") {
+    bench_transfers(g);
     bench(g, argc > 2 ? atoi(argv[2]) : 24);
     return 0;
   }
-  fprintf(stderr, "usage: perfbot_cuda_selftest check | bench [MAXLOG]\n");
+  if (mode == "once" && argc > 3) { // one operation, for a profiler: once msm|ntt LOG
+    int log_n = atoi(argv[3]);
+    uint64_t n = 1ull << log_n;
+    perfbot_cuda_timings t;
+    if (std::string(argv[2]) == "msm") {
+      auto pts = make_points(n);
+      auto sc = rand_vec(n);
+      perfbot_cuda_points *d;
+      REQUIRE(perfbot_cuda_g1_upload(g.ctx, pts.data(), n, &d, E));
+      Jacobian<HFp> out;
+      REQUIRE(perfbot_cuda_msm_g1(g.ctx, d, 0, sc.data(), n, 0, &out, &t, E));
+      perfbot_cuda_g1_free(d);
+    } else {
+      HFr w = root_of_unity(log_n);
+      auto x = rand_vec(n);
+      void *d;
+      REQUIRE(perfbot_cuda_alloc(g.ctx, n * 32, &d, E));
+      REQUIRE(perfbot_cuda_copy(g.ctx, d, x.data(), n * 32, 1, E));
+      REQUIRE(perfbot_cuda_ntt(g.ctx, d, log_n, PERFBOT_NTT_FORWARD, &w, nullptr, PERFBOT_NTT_DEVICE_DATA, &t, E));
+      REQUIRE(perfbot_cuda_free(g.ctx, d, E));
+    }
+    for (int i = 0; i < t.n; i++) printf("%s=%.2f ", t.t[i].name, t.t[i].ms);
+    printf("\n");
+    return 0;
+  }
+  fprintf(stderr, "usage: perfbot_cuda_selftest check | bench [MAXLOG] | once msm|ntt LOG\n");
   return 2;
 }

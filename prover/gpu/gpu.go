@@ -343,3 +343,10 @@ func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error {
 	e.record("", &t)
 	return nil
 }
+
+// OffloadsG1 makes groth16.Prove hand the G1 MSMs over whole (the device
+// sorts zero and one scalars into its buckets far faster than the host
+// splits them) and run the G2 MSM on the host's cores meanwhile.
+func (e *Engine) OffloadsG1() bool { return true }
+
+var _ groth16.Offloader = (*Engine)(nil)

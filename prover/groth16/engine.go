@@ -31,6 +31,21 @@ type Engine interface {
 	QuotientH(a, b, c []fr.Element) error
 }
 
+// Offloader is implemented by an Engine whose G1 multi-exponentiations run
+// on another device. When OffloadsG1 says so, Prove hands that engine every
+// term of the G1 MSMs (the device handles zero and one scalars itself, far
+// faster than the host's 0/1 split: msm.go) and computes the G2 MSM on the
+// host's cores while the device works, as supraseal does.
+type Offloader interface {
+	OffloadsG1() bool
+}
+
+// offloads reports whether e is an Offloader that offloads.
+func offloads(e Engine) bool {
+	o, ok := e.(Offloader)
+	return ok && o.OffloadsG1()
+}
+
 // CPU is the Engine over gnark-crypto: MultiExp on all cores, and
 // fft.Domain transforms with the coset of the multiplicative generator.
 // Domains are cached by gnark-crypto (weakly, so the GC can drop them).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"runtime/pprof"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -104,6 +105,27 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		msmB2             bls12381.G2Jac
 		proof             Proof
 	)
+	// An offloading engine (a GPU) gets the G1 MSMs whole, and msm_b2 then
+	// runs on the host beside them: it starts at the beginning of msm_a and
+	// its phase, moved after msm_h, is the wait for it. Its CPU samples
+	// carry the label phase=msm_b2 (prover.Run's label key); its counters
+	// land in the phases it overlaps.
+	off := offloads(eng)
+	plainG1 := opts.plainMSM || off
+	var (
+		b2done    = make(chan struct{})
+		b2err     error
+		b2started bool
+	)
+	defer func() {
+		if b2started {
+			<-b2done // never leave it running behind an error
+		}
+	}()
+	runB2 := func() {
+		defer close(b2done)
+		msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
+	}
 	steps := []struct {
 		name string
 		run  func() error
@@ -113,25 +135,36 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return err
 		}},
 		{PhaseMSMA, func() (err error) {
-			msmA, st.A, err = msmG1(eng, pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)), opts.plainMSM)
+			if off {
+				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
+				b2started = true
+				go pprof.Do(ctx, pprof.Labels("phase", PhaseMSMB2), func(context.Context) { runB2() })
+			}
+			msmA, st.A, err = msmG1(eng, pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)), plainG1)
 			return err
 		}},
 		{PhaseMSMB1, func() (err error) {
-			bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
-			msmB1, st.B1, err = msmG1(eng, pk.B1, bScalars, opts.plainMSM)
+			if !off {
+				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
+			}
+			msmB1, st.B1, err = msmG1(eng, pk.B1, bScalars, plainG1)
 			return err
 		}},
-		{PhaseMSMB2, func() (err error) {
-			msmB2, st.B2, err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
+		{PhaseMSMB2, func() error {
+			if !off {
+				b2started = true
+				runB2()
+			}
+			<-b2done
 			bScalars = nil
-			return err
+			return b2err
 		}},
 		{PhaseMSML, func() (err error) {
-			msmL, st.L, err = msmG1(eng, pk.L, aux, opts.plainMSM)
+			msmL, st.L, err = msmG1(eng, pk.L, aux, plainG1)
 			return err
 		}},
 		{PhaseMSMH, func() (err error) {
-			msmH, st.H, err = msmG1(eng, pk.H, h[:pk.DomainSize-1], opts.plainMSM)
+			msmH, st.H, err = msmG1(eng, pk.H, h[:pk.DomainSize-1], plainG1)
 			h = nil
 			return err
 		}},
@@ -139,6 +172,9 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			proof = assemble(pk, r, s, &msmA, &msmB1, &msmB2, &msmL, &msmH)
 			return nil
 		}},
+	}
+	if off { // msm_b2 (index 3) waits after msm_l and msm_h
+		steps[3], steps[4], steps[5] = steps[4], steps[5], steps[3]
 	}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {

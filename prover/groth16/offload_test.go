@@ -1,0 +1,76 @@
+package groth16
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// offloadingCPU is the CPU engine saying it offloads G1, as the GPU engine
+// does: it records what Prove hands it.
+type offloadingCPU struct {
+	CPU
+	mu sync.Mutex
+	g1 []int // lengths of the G1 MSMs
+	g2 int   // G2 MSMs
+}
+
+func (o *offloadingCPU) OffloadsG1() bool { return true }
+
+func (o *offloadingCPU) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	o.mu.Lock()
+	o.g1 = append(o.g1, len(points))
+	o.mu.Unlock()
+	return o.CPU.MultiExpG1(points, scalars)
+}
+
+func (o *offloadingCPU) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	o.mu.Lock()
+	o.g2++
+	o.mu.Unlock()
+	return o.CPU.MultiExpG2(points, scalars)
+}
+
+func TestOffloadingEngineGetsWholeG1MSMsAndG2RunsBesideThem(t *testing.T) {
+	f := smallFixture(t)
+	eng := &offloadingCPU{}
+	var phases []string
+	proof, st, err := Prove(context.Background(), f.pk, f.cs, randScalar(t), randScalar(t), ProveOptions{
+		Engine: eng,
+		Phase: func(name string, run func() error) error {
+			phases = append(phases, name)
+			return run()
+		},
+	})
+	if err != nil {
+		t.Fatalf("Prove: %v", err)
+	}
+	if err := Verify(f.vk, proof, publicInputs(f.cs)); err != nil {
+		t.Fatalf("Verify(offloaded proof) = %v, want nil", err)
+	}
+	wantPhases := []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSML, PhaseMSMH, PhaseMSMB2, PhaseAssemble}
+	if !slices.Equal(phases, wantPhases) {
+		t.Errorf("phases %v, want %v (msm_b2 waits after the G1 MSMs)", phases, wantPhases)
+	}
+	// Every term of A, B1, L and H went to the engine: no 0/1 split.
+	wantG1 := []int{len(f.pk.A), len(f.pk.B1), len(f.pk.L), f.pk.DomainSize - 1}
+	if !slices.Equal(eng.g1, wantG1) {
+		t.Errorf("G1 MSM lengths %v, want the whole queries %v", eng.g1, wantG1)
+	}
+	for name, s := range map[string]MSMStats{"A": st.A, "B1": st.B1, "L": st.L, "H": st.H} {
+		if s.MultiExp != s.Points || s.Zeros+s.Ones+s.Infinity != 0 {
+			t.Errorf("%s stats %+v: want every point in the MultiExp", name, s)
+		}
+	}
+	// G2 ran once, on the host, with the 0/1 split.
+	if eng.g2 != 1 {
+		t.Errorf("%d G2 MSMs, want 1", eng.g2)
+	}
+	if st.B2.MultiExp == st.B2.Points {
+		t.Errorf("B2 stats %+v: the G2 MSM should keep the 0/1 split", st.B2)
+	}
+}
