@@ -27,9 +27,10 @@ build:
 # The store suite runs on SQLite and on PostgreSQL: scripts/with-postgres.sh
 # starts a throwaway cluster unless PERFBOT_TEST_DATABASE_URL is set, and
 # PERFBOT_REQUIRE_POSTGRES makes a missing server a failure, never a skip.
+# PERFBOT_REQUIRE_VALGRIND does the same for the callgrind tests.
 test:
 	$(GO) vet ./...
-	PERFBOT_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
+	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
 
 bench: build
 	mkdir -p $(BENCHOUT)

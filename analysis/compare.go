@@ -44,7 +44,7 @@ func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
 	opts.HigherBetterUnits = slices.Clone(opts.HigherBetterUnits)
-	c := &comparer{opts: opts, order: make(map[Key]int)}
+	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int)}
 	r := &Report{
 		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
 		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
@@ -60,7 +60,7 @@ func Compare(in Input, opts Options) *Report {
 	head := c.collect("head", r.Head, in.Head)
 	c.sortKeys()
 	r.Runs = Runs{Base: base.runs, Head: head.runs}
-	r.Failures = append(base.failures, head.failures...)
+	r.Failures = slices.Concat(base.failures, head.failures, base.simFailures, head.simFailures)
 	r.OnlyBase, r.OnlyHead = c.onlyOne(base, head)
 	c.label = labeler(c.keys)
 
@@ -83,6 +83,10 @@ func Compare(in Input, opts Options) *Report {
 	for i := range r.Phases {
 		c.decide(&r.Phases[i], base, head)
 	}
+	// Simulated counts are exact: decided by simRow, outside Holm's
+	// families, never primary.
+	r.Phases = append(r.Phases, c.simRows(base, head)...)
+	r.Simulations = c.simulations(base, head)
 	r.Attribution = attribute(r.Phases)
 	r.Verdict = overall(r.Phases)
 
@@ -91,8 +95,10 @@ func Compare(in Input, opts Options) *Report {
 	c.warnAttribution(r.Attribution)
 	c.warnEnv(r)
 	c.warnGPU(in, base, head)
+	c.warnSimulated(base, head)
 	r.ProfileDiffs = c.explainProfiles(in, r.Phases)
-	r.Explanations = Explain(r.Phases, r.ProfileDiffs)
+	r.MemoryDiffs = c.explainMemory(in, r.Phases)
+	r.Explanations = explain(r.Phases, r.ProfileDiffs, processesFunc(processesOf(in.Base, in.Head)))
 	r.Warnings = append(r.Warnings, c.warnings...)
 	return r
 }
@@ -104,6 +110,10 @@ type comparer struct {
 	keys     []Key       // every key, sorted for display
 	label    func(Key) string
 	warnings []string
+	// simKeys are the keys of the callgrind runs' samples, in order of
+	// first appearance (simOrder), kept apart from the timed keys.
+	simKeys  []Key
+	simOrder map[Key]int
 }
 
 // A side is one revision's runs, reduced to one value per run and series.
@@ -117,14 +127,25 @@ type side struct {
 	withSamples int // ok runs that carried at least one sample
 	nonFinite   int // NaN or infinite values dropped
 	otherRev    int // ok runs whose Revision is not rev
+	// sim holds, per key, one value per ok callgrind run (Run.Tool);
+	// simRuns and simOK count those runs, simFailures their failures.
+	// None of them counts in runs, failures or series.
+	sim         map[Key][]float64
+	simRuns     int
+	simOK       int
+	simFailures []Failure
 }
 
 // collect reduces runs to a side.
 func (c *comparer) collect(name, rev string, runs []Run) *side {
-	s := &side{name: name, rev: rev, series: make(map[Key][]float64)}
-	s.runs.Total = len(runs)
+	s := &side{name: name, rev: rev, series: make(map[Key][]float64), sim: make(map[Key][]float64)}
 	failureIndex := make(map[Failure]int)
 	for _, run := range runs {
+		if run.Tool != "" {
+			c.collectSimulated(s, run)
+			continue
+		}
+		s.runs.Total++
 		if run.Status != StatusOK {
 			if s.runs.Failed == nil {
 				s.runs.Failed = make(map[Status]int)

@@ -30,7 +30,26 @@
 // row of a phase is also explained in one line (Explanation, see
 // Explain): the phase's counters from its other rows, each with its own
 // significance, IPC and the cache-miss rate derived from them, and the
-// profile diff's top function where there is one.
+// profile diff's top function where there is one; for a phase that ran
+// on the GPU (its line carries kernel steps, units "<step>-sec/op"), the
+// steps whose device time changed significantly, largest first, and the
+// GPU telemetry of the runs that measured it that changed, or throttled.
+//
+// When a phase regressed and the runs of the benchmark command that
+// measured it carry heap profiles (Profile kind ProfileMem), a
+// MemoryDiff lists the allocation sites whose bytes and objects per run
+// grew most. Go's heap profiles carry no labels, so it covers whole runs,
+// not phases.
+//
+// Runs under valgrind's callgrind (Run.Tool ToolCallgrind) are kept apart
+// from the timed runs: their simulated instruction counts
+// (SimInstructionsUnit per phase, SimProcessInstructionsUnit per process)
+// repeat exactly, so one run a side is compared without a test. Such a
+// row is marked Simulated, its change is exact, and it is a regression
+// or an improvement only from SimFloorPct and SimFloorInstructions; it is
+// never primary, so it decides nothing on its own. A regressed phase's
+// explanation leads with its simulated count, and Report.Simulations
+// gives each command's slowdown under callgrind against its timed runs.
 //
 // Out flows a Report: the rows, the overall verdict, the attribution of the
 // change in each benchmark's total phase to its phases, the profile diffs,

@@ -24,9 +24,22 @@ type Explanation struct {
 	// p-value.
 	DeltaPct float64 `json:"delta_pct"`
 	P        float64 `json:"p_value"`
+	// Simulated is the phase's simulated instruction count from the
+	// callgrind runs (SimInstructionsUnit), exact, when both sides have
+	// one; nil otherwise.
+	Simulated *ExplanationItem `json:"simulated,omitempty"`
 	// Items are the phase's counters and derived ratios, in
 	// explanationOrder, at most maxExplanationItems of them.
 	Items []ExplanationItem `json:"items,omitempty"`
+	// Steps are the phase's GPU kernel steps (units "<step>-sec/op")
+	// whose device time changed significantly, by the size of the change
+	// in seconds, largest first, at most maxStepItems.
+	Steps []ExplanationItem `json:"steps,omitempty"`
+	// Telemetry is, for a GPU phase (one with kernel steps), the GPU
+	// telemetry of the runs that measured it that changed significantly,
+	// and throttling whenever head throttled; at most maxTelemetryItems.
+	// It is per run, not per phase.
+	Telemetry []ExplanationItem `json:"telemetry,omitempty"`
 	// Profile indexes the Report's ProfileDiffs: the diff of the same
 	// phase, or nil when there is none.
 	Profile *int `json:"profile,omitempty"`
@@ -44,8 +57,19 @@ type ExplanationItem struct {
 	// improvement; for a derived ratio, when either row's verdict is and
 	// the ratio itself moved by more than derivedFloorPct (unchanged
 	// instructions over significantly more cycles is a real IPC drop;
-	// both up by the same amount is no change of IPC).
+	// both up by the same amount is no change of IPC). For an exact
+	// simulated count, when it moved by SimFloorPct and
+	// SimFloorInstructions.
 	Significant bool `json:"significant"`
+	// Exact marks a simulated count: DeltaPct is exact, not a change of
+	// medians.
+	Exact bool `json:"exact,omitempty"`
+	// Unit, Base and Head are set for a step or telemetry item: "sec"
+	// for a step's device time, or the telemetry unit without its "gpu-"
+	// prefix ("throttled-fraction/run"), and the sides' medians in it.
+	Unit string  `json:"unit,omitempty"`
+	Base float64 `json:"base,omitempty"`
+	Head float64 `json:"head,omitempty"`
 }
 
 // maxExplanationItems is how many items an explanation lists at most, so
@@ -80,8 +104,17 @@ var explanationOrder = []struct{ unit, name string }{
 }
 
 // Explain returns the explanations of rows' regressed sec/op phase rows
-// (see Explanation); diffs are the report's ProfileDiffs.
+// (see Explanation); diffs are the report's ProfileDiffs. Without the
+// runs it cannot tell which command measured which benchmark, so it
+// gives a GPU phase the telemetry of the report's only command, and
+// none when there are several (Compare knows better).
 func Explain(rows []Row, diffs []ProfileDiff) []Explanation {
+	return explain(rows, diffs, processesOfRows(rows))
+}
+
+// explain is Explain with processes, which names the process benchmarks
+// of the commands that measured a benchmark, the telemetry's source.
+func explain(rows []Row, diffs []ProfileDiff, processes func(benchmark string) []string) []Explanation {
 	var out []Explanation
 	for _, row := range rows {
 		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
@@ -89,17 +122,56 @@ func Explain(rows []Row, diffs []ProfileDiff) []Explanation {
 		}
 		e := Explanation{Benchmark: row.Benchmark, Phase: row.Phase, DeltaPct: row.DeltaPct, P: row.PValue}
 		e.Items = explanationItems(rows, row.Benchmark, row.Phase)
+		e.Simulated = simulatedItem(rows, row.Benchmark, row.Phase)
+		var gpu bool
+		e.Steps, gpu = stepItems(rows, row.Benchmark, row.Phase)
+		if gpu {
+			e.Telemetry = telemetryItems(rows, processes(row.Benchmark))
+		}
 		for i, d := range diffs {
 			if d.Benchmark == row.Benchmark && d.Phase == row.Phase {
 				e.Profile = &i
 				break
 			}
 		}
-		if len(e.Items) > 0 || e.Profile != nil {
+		if len(e.Items) > 0 || e.Profile != nil || e.Simulated != nil || len(e.Steps) > 0 || len(e.Telemetry) > 0 {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// simulatedItem returns the item of a phase's simulated instruction
+// count, or nil when rows have none.
+func simulatedItem(rows []Row, benchmark, phase string) *ExplanationItem {
+	for _, row := range rows {
+		if row.Simulated && row.Unit == SimInstructionsUnit && row.Benchmark == benchmark && row.Phase == phase {
+			return &ExplanationItem{
+				Name:        "sim-instructions",
+				DeltaPct:    row.DeltaPct,
+				Significant: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
+				Exact:       true,
+			}
+		}
+	}
+	return nil
+}
+
+// itemText formats an item: "IPC -8.7%", "page faults +0.2% (~)",
+// "sim-instructions +4.21% (exact)".
+func itemText(it ExplanationItem) string {
+	if it.Exact {
+		mark := " (exact)"
+		if !it.Significant {
+			mark = " (exact, ~)"
+		}
+		return it.Name + " " + formatExactPct(it.DeltaPct) + mark
+	}
+	p := it.Name + " " + formatPct(it.DeltaPct)
+	if !it.Significant {
+		p += " (~)"
+	}
+	return p
 }
 
 // explanationItems returns the items of one phase, chosen and ordered as
@@ -117,7 +189,7 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		num, den, ratio := strings.Cut(o.unit, "÷")
 		if !ratio {
 			if r, ok := units[o.unit]; ok {
-				items = append(items, ExplanationItem{o.name, r.DeltaPct, significant(r)})
+				items = append(items, ExplanationItem{Name: o.name, DeltaPct: r.DeltaPct, Significant: significant(r)})
 			}
 			continue
 		}
@@ -132,7 +204,7 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 			delta = deltaPct(base, head)
 		}
 		sig := (significant(n) || significant(d)) && math.Abs(delta) > derivedFloorPct
-		items = append(items, ExplanationItem{o.name, delta, sig})
+		items = append(items, ExplanationItem{Name: o.name, DeltaPct: delta, Significant: sig})
 	}
 	if len(items) <= maxExplanationItems {
 		return items
@@ -165,18 +237,34 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(string) string) string {
 	s := fmt.Sprintf("%s %s (%s): ", strong(e.Phase), formatPct(e.DeltaPct), text(formatPEq(e.P)))
 	var parts []string
-	for _, it := range e.Items {
-		p := it.Name + " " + formatPct(it.DeltaPct)
-		if !it.Significant {
-			p += " (~)"
-		}
-		parts = append(parts, p)
+	if e.Simulated != nil {
+		parts = append(parts, itemText(*e.Simulated))
 	}
-	s += text(strings.Join(parts, ", "))
+	for _, it := range e.Items {
+		parts = append(parts, itemText(it))
+	}
+	var groups []string
+	if len(parts) > 0 {
+		groups = append(groups, strings.Join(parts, ", "))
+	}
+	for _, g := range []struct {
+		label string
+		items []ExplanationItem
+	}{{"GPU steps ", e.Steps}, {"GPU ", e.Telemetry}} {
+		if len(g.items) == 0 {
+			continue
+		}
+		var texts []string
+		for _, it := range g.items {
+			texts = append(texts, gpuItemText(it))
+		}
+		groups = append(groups, g.label+strings.Join(texts, ", "))
+	}
+	s += text(strings.Join(groups, "; "))
 	if diff == nil {
 		return s
 	}
-	if len(parts) > 0 {
+	if len(groups) > 0 {
 		s += "; "
 	}
 	top, kind := diff.Flat, "flat"
@@ -198,6 +286,11 @@ func reportExplanations(r *Report) []Explanation {
 		return r.Explanations
 	}
 	return Explain(r.Phases, r.ProfileDiffs)
+}
+
+// processesFunc turns processesOf's map into explain's function.
+func processesFunc(m map[string][]string) func(string) []string {
+	return func(benchmark string) []string { return m[benchmark] }
 }
 
 // MarshalJSON writes a NaN DeltaPct as null.

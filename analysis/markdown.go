@@ -39,6 +39,12 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			mdExplanation(&b, e)
 		}
 	}
+	if line := simulationLine(r, mdCode); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
+	for _, d := range r.MemoryDiffs {
+		mdMemory(&b, d)
+	}
 
 	if len(r.Warnings) > 0 || len(r.Failures) > 0 {
 		open := ""
@@ -50,7 +56,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			fmt.Fprintf(&b, "- %s\n", mdText(warning))
 		}
 		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "\n%s run %s ×%d", capitalize(f.Side), mdCode(string(f.Status)), f.Count)
+			fmt.Fprintf(&b, "\n%s run %s ×%d", capitalize(strings.TrimSpace(f.Side+" "+f.Tool)), mdCode(string(f.Status)), f.Count)
 			if f.Detail == "" {
 				b.WriteString(".\n")
 				continue
@@ -123,9 +129,21 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 // mdTable writes one group of rows as a Markdown table under a heading.
 func mdTable(b *strings.Builder, g rowGroup, heading string) {
 	if g.benchmark != "" {
-		fmt.Fprintf(b, "%s %s (%s)\n\n", heading, mdCode(g.benchmark), mdText(g.unit))
+		fmt.Fprintf(b, "%s %s (%s)\n\n", heading, mdCode(g.benchmark), mdText(g.unitTitle()))
 	} else {
-		fmt.Fprintf(b, "%s %s\n\n", heading, mdText(g.unit))
+		fmt.Fprintf(b, "%s %s\n\n", heading, mdText(g.unitTitle()))
+	}
+	if g.simulated() {
+		fmt.Fprintf(b, "| %s | base → head | Δ (exact) | floor | verdict |\n| :-- | --: | --: | --: | :-- |\n", g.firstColumn())
+		for _, row := range g.rows {
+			t := formatRow(row)
+			delta, verdict := t.delta, t.verdict
+			if t.changed {
+				delta, verdict = "**"+delta+"**", "**"+verdict+"**"
+			}
+			fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s |\n", mdCode(g.label(row)), t.base, t.head, delta, t.floor, verdict)
+		}
+		return
 	}
 	fmt.Fprintf(b, "| %s | base → head | Δ | p (Holm) | 95%% CI base / head | floor | verdict |\n", g.firstColumn())
 	b.WriteString("| :-- | --: | --: | --: | --: | --: | :-- |\n")
@@ -165,6 +183,31 @@ func mdExplanation(b *strings.Builder, e explainedRow) {
 		fmt.Fprintf(b, "\n| function (%s) | base | head | Δ |\n| :-- | --: | --: | --: |\n", t.kind)
 		for _, f := range t.shares {
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(shortFuncName(f.Name)), formatShare(f.Base), formatShare(f.Head), formatPP(f.Delta))
+		}
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// mdMemory writes a memory diff's line and, collapsed, its tables of the
+// allocation sites that grew.
+func mdMemory(b *strings.Builder, d MemoryDiff) {
+	fmt.Fprintf(b, "\n%s\n", memoryLine(d, mdCode, mdText))
+	fmt.Fprintf(b, "\n<details><summary>Allocation sites that grew most, per run</summary>\n\n")
+	fmt.Fprintf(b, "Heap profiles (alloc\\_space, alloc\\_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels.\n",
+		plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
+		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"))
+	for _, t := range []struct {
+		kind, unit string
+		sites      []AllocSite
+	}{{"bytes", "B", d.Space}, {"objects", "objects", d.Objects}} {
+		if len(t.sites) == 0 {
+			fmt.Fprintf(b, "\nNo allocation site's %s grew.\n", t.kind)
+			continue
+		}
+		fmt.Fprintf(b, "\n| allocation site (%s) | base | head | Δ |\n| :-- | --: | --: | --: |\n", t.kind)
+		for _, s := range t.sites {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(shortFuncName(s.Name)),
+				formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), formatAllocDelta(s.Delta, t.unit))
 		}
 	}
 	b.WriteString("\n</details>\n")

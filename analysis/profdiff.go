@@ -308,7 +308,7 @@ func (c *comparer) explainProfiles(in Input, rows []Row) []ProfileDiff {
 			continue
 		}
 		if base == nil {
-			base, head = newProfileSource("base", in.Base), newProfileSource("head", in.Head)
+			base, head = newProfileSource("base", in.Base, ProfileCPU), newProfileSource("head", in.Head, ProfileCPU)
 		}
 		bp, hp := base.profiles(c, row.Benchmark), head.profiles(c, row.Benchmark)
 		if len(bp) == 0 || len(hp) == 0 {
@@ -334,37 +334,40 @@ func (c *comparer) explainProfiles(in Input, rows []Row) []ProfileDiff {
 // explains.
 const timeUnit = "sec/op"
 
-// A profileSource finds one side's CPU profiles for a row, by the name of
-// the benchmark command that measured it. A run is one execution of one
-// command; the runner names the command in the run's process samples
-// ("process/benchmark=NAME") and in each Profile's Benchmark. So a row's
-// benchmark leads to the commands whose ok runs measured it, and those to
-// the CPU profiles of the side's ok runs that carry their names (a
-// profile without a Benchmark belongs to its run's command).
+// A profileSource finds one side's profiles of one kind (CPU or memory)
+// for a row, by the name of the benchmark command that measured it. A run
+// is one execution of one command; the runner names the command in the
+// run's process samples ("process/benchmark=NAME") and in each Profile's
+// Benchmark. So a row's benchmark leads to the commands whose ok runs
+// measured it, and those to the profiles of the side's ok runs that carry
+// their names (a profile without a Benchmark belongs to its run's
+// command).
 type profileSource struct {
 	side string
+	kind string // ProfileCPU or ProfileMem
 	// commands lists, per row benchmark, the commands that measured it,
 	// in the order of the runs.
 	commands map[string][]string
 	// measured holds, per command, the benchmark and phase of every
 	// series its runs measured.
 	measured map[string]map[Key]bool
-	// data holds, per command, the CPU profiles of its ok runs, in run
+	// data holds, per command, the profiles of its ok runs, in run
 	// order.
 	data   map[string][][]byte
 	parsed map[string][]*profile.Profile
 }
 
-func newProfileSource(side string, runs []Run) *profileSource {
+func newProfileSource(side string, runs []Run, kind string) *profileSource {
 	s := &profileSource{
 		side:     side,
+		kind:     kind,
 		commands: make(map[string][]string),
 		measured: make(map[string]map[Key]bool),
 		data:     make(map[string][][]byte),
 		parsed:   make(map[string][]*profile.Profile),
 	}
 	for _, run := range runs {
-		if run.Status != StatusOK {
+		if run.Status != StatusOK || run.Tool != "" {
 			continue
 		}
 		cmd := commandName(run)
@@ -381,7 +384,7 @@ func newProfileSource(side string, runs []Run) *profileSource {
 			s.measured[cmd][Key{Benchmark: smp.Benchmark, Phase: smp.Phase}] = true
 		}
 		for _, p := range run.Profiles {
-			if p.Kind == ProfileCPU {
+			if p.Kind == kind {
 				name := cmp.Or(p.Benchmark, cmd)
 				s.data[name] = append(s.data[name], p.Data)
 			}
@@ -390,26 +393,34 @@ func newProfileSource(side string, runs []Run) *profileSource {
 	return s
 }
 
-// profiles returns the parsed CPU profiles of the commands that measured
+// profiles returns the parsed profiles of the commands that measured
 // benchmark. It parses each command's profiles once and warns, through
 // c, about those that do not parse.
 func (s *profileSource) profiles(c *comparer, benchmark string) []*profile.Profile {
 	var out []*profile.Profile
 	for _, cmd := range s.commands[benchmark] {
-		parsed, ok := s.parsed[cmd]
-		if !ok {
-			pp := parseProfiles(s.data[cmd], cpuSampleType)
-			what := "CPU profiles"
-			if cmd != "" {
-				what += " of " + cmd
-			}
-			c.warnings = append(c.warnings, pp.warnings(s.side, what, cpuSampleType)...)
-			parsed = pp.profiles
-			s.parsed[cmd] = parsed
-		}
-		out = append(out, parsed...)
+		out = append(out, s.commandProfiles(c, cmd)...)
 	}
 	return out
+}
+
+// commandProfiles returns the parsed profiles of command cmd, parsing
+// them the first time and warning about those that do not parse.
+func (s *profileSource) commandProfiles(c *comparer, cmd string) []*profile.Profile {
+	if parsed, ok := s.parsed[cmd]; ok {
+		return parsed
+	}
+	sampleType, what := cpuSampleType, "CPU profiles"
+	if s.kind == ProfileMem {
+		sampleType, what = allocSpaceSampleType, "memory profiles"
+	}
+	pp := parseProfiles(s.data[cmd], sampleType)
+	if cmd != "" {
+		what += " of " + cmd
+	}
+	c.warnings = append(c.warnings, pp.warnings(s.side, what, sampleType)...)
+	s.parsed[cmd] = pp.profiles
+	return pp.profiles
 }
 
 // sharing returns the other benchmarks that the commands measuring k's

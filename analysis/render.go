@@ -85,6 +85,37 @@ func (g rowGroup) label(row Row) string {
 	return row.Benchmark + "/phase=" + row.Phase
 }
 
+// simulated reports whether g's rows are simulated counts (all or none
+// of a unit's rows are).
+func (g rowGroup) simulated() bool { return len(g.rows) > 0 && g.rows[0].Simulated }
+
+// unitTitle names g's unit in its table's heading, saying so when its
+// counts are simulated.
+func (g rowGroup) unitTitle() string {
+	if g.simulated() {
+		return g.unit + ", simulated by callgrind: exact, one run a side"
+	}
+	return g.unit
+}
+
+// simulationLine says how the callgrind runs went: "Simulated
+// instruction counts (callgrind, exact, one run a side; a change counts
+// from 0.5% and 1,000 instructions): prove ran 23.4× (base) and 24.0×
+// (head) as long as its timed runs." code formats a command's name.
+func simulationLine(r *Report, code func(string) string) string {
+	if len(r.Simulations) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, s := range r.Simulations {
+		name := strings.TrimPrefix(s.Benchmark, processBenchmark+"/benchmark=")
+		parts = append(parts, fmt.Sprintf("%s ran %s (base) and %s (head) as long as its timed runs",
+			code(name), formatSlowdown(s.Base.Slowdown), formatSlowdown(s.Head.Slowdown)))
+	}
+	return fmt.Sprintf("Simulated instruction counts (callgrind: exact, one run a side, no test; a change counts from %.1f%% and %d instructions): %s.",
+		SimFloorPct, SimFloorInstructions, strings.Join(parts, "; "))
+}
+
 // firstColumn is the heading of a group's first column.
 func (g rowGroup) firstColumn() string {
 	if g.benchmark != "" {
@@ -151,6 +182,18 @@ type rowText struct {
 
 func formatRow(row Row) rowText {
 	s := scaler(row.Unit, row.Base.Median, row.Head.Median)
+	if row.Simulated {
+		return rowText{
+			base:    formatScaled(s, row.Base.Median, row.Unit),
+			head:    formatScaled(s, row.Head.Median, row.Unit),
+			delta:   formatExactPct(row.DeltaPct),
+			p:       "exact",
+			ci:      "—",
+			floor:   formatFloor(row.Floor),
+			verdict: rowVerdict(row),
+			changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
+		}
+	}
 	p := formatP(row.PValue)
 	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed {
 		p = "—" // not tested, so not Holm-corrected either

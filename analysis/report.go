@@ -70,6 +70,15 @@ type Report struct {
 	// one for every regressed sec/op row whose phase left enough samples
 	// in both sides' profiles, in the order of Phases.
 	ProfileDiffs []ProfileDiff `json:"profile_diffs,omitempty"`
+	// MemoryDiffs explain a regression by heap profiles: one for every
+	// benchmark command that measured a regressed sec/op phase row and
+	// whose runs carry memory profiles on both sides, in the order of
+	// Phases. They cover whole runs, not phases (see MemoryDiff).
+	MemoryDiffs []MemoryDiff `json:"memory_diffs,omitempty"`
+	// Simulations describe the callgrind runs, per benchmark command:
+	// their slowdown against the timed runs. The simulated counts
+	// themselves are rows (Row.Simulated).
+	Simulations []Simulation `json:"simulations,omitempty"`
 	// Explanations explain regressed phases in one line each: one for
 	// every regressed sec/op row of a phase with other units or a
 	// profile diff, in the order of Phases (see Explain).
@@ -133,7 +142,9 @@ func (s SideRuns) FailedRuns() int { return s.Total - s.OK }
 
 // A Failure is one distinct way runs of a side failed.
 type Failure struct {
-	Side   string `json:"side"` // "base" or "head"
+	Side string `json:"side"` // "base" or "head"
+	// Tool is the failed runs' Run.Tool: "" for timed runs.
+	Tool   string `json:"tool,omitempty"`
 	Status Status `json:"status"`
 	Detail string `json:"detail,omitempty"`
 	Count  int    `json:"count"`
@@ -149,6 +160,11 @@ type Row struct {
 	Key
 	// Primary reports whether the row's unit decides verdicts.
 	Primary bool `json:"primary"`
+	// Simulated marks a row of simulated instruction counts from
+	// callgrind runs (IsSimulatedUnit): exact, one run a side, compared
+	// without a test. Its PRaw and PValue are NaN (JSON null), its
+	// Floor is SimFloorPct, and it is never primary.
+	Simulated bool `json:"simulated,omitempty"`
 	// Better is "lower" or "higher": which way is an improvement.
 	Better string `json:"better"`
 	// Base and Head summarize each side's runs.
@@ -259,26 +275,32 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes a NaN DeltaPct as null.
+// MarshalJSON writes a NaN DeltaPct, PRaw or PValue as null.
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row
 	return json.Marshal(struct {
 		plain
 		DeltaPct *float64 `json:"delta_pct"`
-	}{plain(r), nullable(r.DeltaPct)})
+		PRaw     *float64 `json:"p_raw"`
+		PValue   *float64 `json:"p_value"`
+	}{plain(r), nullable(r.DeltaPct), nullable(r.PRaw), nullable(r.PValue)})
 }
 
-// UnmarshalJSON reads a null DeltaPct as NaN.
+// UnmarshalJSON reads a null DeltaPct, PRaw or PValue as NaN.
 func (r *Row) UnmarshalJSON(b []byte) error {
 	type plain Row
 	v := struct {
 		*plain
 		DeltaPct *float64 `json:"delta_pct"`
+		PRaw     *float64 `json:"p_raw"`
+		PValue   *float64 `json:"p_value"`
 	}{plain: (*plain)(r)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	r.DeltaPct = orElse(v.DeltaPct, math.NaN())
+	r.PRaw = orElse(v.PRaw, math.NaN())
+	r.PValue = orElse(v.PValue, math.NaN())
 	return nil
 }
 

@@ -83,10 +83,15 @@ var Statuses = []Status{StatusOK, StatusBuildFailed, StatusCrashed, StatusTimedO
 // Key (a benchmark run with -count); analysis takes their median as the
 // run's value, so each run counts once.
 type Run struct {
-	Revision string   `json:"revision"` // full commit SHA
-	Status   Status   `json:"status"`
-	Detail   string   `json:"detail,omitempty"` // why it failed: exit status, stderr tail
-	Samples  []Sample `json:"samples,omitempty"`
+	Revision string `json:"revision"` // full commit SHA
+	Status   Status `json:"status"`
+	// Tool is the tool the run ran under: "" for a timed run, ToolCallgrind
+	// for a run under valgrind's callgrind, whose samples are simulated
+	// instruction counts (see SimInstructionsUnit). Compare compares
+	// timed runs with statistics and callgrind runs exactly, apart.
+	Tool    string   `json:"tool,omitempty"`
+	Detail  string   `json:"detail,omitempty"` // why it failed: exit status, stderr tail
+	Samples []Sample `json:"samples,omitempty"`
 	// Profiles are the profiles the run wrote, if its benchmark asked for
 	// them; analysis reads them to explain regressed CPU phases.
 	Profiles []Profile `json:"-"`
@@ -97,12 +102,18 @@ type Profile struct {
 	// Benchmark is the benchmark command that wrote it (the runner's
 	// benchmark name, as in "process/benchmark=NAME").
 	Benchmark string
-	// Kind is what was profiled: ProfileCPU.
+	// Kind is what was profiled: ProfileCPU or ProfileMem.
 	Kind string
-	// Data is the profile as written: pprof's gzipped protocol buffer,
-	// with samples labelled phase=NAME by the prover.
+	// Data is the profile as written: pprof's gzipped protocol buffer
+	// (a CPU profile's samples labelled phase=NAME by the prover).
 	Data []byte
 }
 
-// ProfileCPU is the Kind of a CPU profile.
-const ProfileCPU = "cpu"
+// The Kinds of profiles.
+const (
+	ProfileCPU = "cpu" // a CPU profile: samples labelled phase=NAME
+	ProfileMem = "mem" // a heap profile of the whole run (runtime/pprof's allocs profile)
+)
+
+// ToolCallgrind is the Run.Tool of a run under valgrind's callgrind.
+const ToolCallgrind = "callgrind"

@@ -28,6 +28,21 @@ func RenderText(w io.Writer, r *Report) error {
 		textTable(&b, g)
 		textProfileLines(&b, r, g)
 	}
+	if line := simulationLine(r, plain); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
+	for _, d := range r.MemoryDiffs {
+		fmt.Fprintf(&b, "\n%s\n", memoryLine(d, plain, plain))
+		for _, t := range []struct {
+			unit  string
+			sites []AllocSite
+		}{{"B", d.Space}, {"objects", d.Objects}} {
+			for _, s := range t.sites {
+				fmt.Fprintf(&b, "  %s a run (%s → %s), %s\n", formatAllocDelta(s.Delta, t.unit),
+					formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), shortFuncName(s.Name))
+			}
+		}
+	}
 	if groups := groupRows(r.Phases, false); len(groups) > 0 {
 		fmt.Fprintf(&b, "\nOther units (shown for explanation; only %s decides the verdict)\n", strings.Join(r.Options.PrimaryUnits, ", "))
 		for _, g := range groups {
@@ -66,7 +81,7 @@ func RenderText(w io.Writer, r *Report) error {
 	if len(r.Failures) > 0 {
 		b.WriteString("\nFailed runs\n")
 		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "  %s %s ×%d\n", f.Side, f.Status, f.Count)
+			fmt.Fprintf(&b, "  %s %s ×%d\n", strings.TrimSpace(f.Side+" "+f.Tool), f.Status, f.Count)
 			if f.Detail != "" {
 				for _, line := range strings.Split(failureTail(f.Detail, 5, 600), "\n") {
 					fmt.Fprintf(&b, "      %s\n", line)
@@ -105,11 +120,20 @@ func trimLines(s string) string {
 // textTable writes one group of rows as aligned columns under a title.
 func textTable(b *strings.Builder, g rowGroup) {
 	if g.benchmark != "" {
-		fmt.Fprintf(b, "%s  %s\n", g.benchmark, g.unit)
+		fmt.Fprintf(b, "%s  %s\n", g.benchmark, g.unitTitle())
 	} else {
-		fmt.Fprintf(b, "%s\n", g.unit)
+		fmt.Fprintf(b, "%s\n", g.unitTitle())
 	}
 	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
+	if g.simulated() {
+		fmt.Fprintf(tw, "  %s\tbase\thead\tΔ (exact)\tfloor\tverdict\n", g.firstColumn())
+		for _, row := range g.rows {
+			t := formatRow(row)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.floor, t.verdict)
+		}
+		tw.Flush()
+		return
+	}
 	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ\tp (Holm)\t95%% CI base / head\tfloor\tverdict\n", g.firstColumn())
 	for _, row := range g.rows {
 		t := formatRow(row)

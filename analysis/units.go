@@ -44,3 +44,28 @@ func HigherIsBetter(unit string) bool {
 func isTimeUnit(unit string) bool {
 	return unit == "sec" || strings.HasPrefix(unit, "sec/")
 }
+
+// Units of the samples of a run under valgrind's callgrind (Run.Tool
+// ToolCallgrind). Their values are simulated, not timed: callgrind counts
+// the instructions the program executes, which repeat from run to run
+// where time does not, so one run a side is compared exactly, never with
+// statistics.
+const (
+	// SimInstructionsUnit is a span's simulated instruction count per
+	// operation: per phase of the prover, from the span markers (see
+	// runner/execute.RunCallgrind).
+	SimInstructionsUnit = "sim-instructions/op"
+	// SimProcessInstructionsUnit is the whole process's simulated
+	// instruction count, on the process benchmark.
+	SimProcessInstructionsUnit = "sim-instructions/run"
+	// SimWallUnit is the wall time of the run under callgrind, on the
+	// process benchmark: set against the timed runs' wall-sec/run, it is
+	// the slowdown factor of the simulation.
+	SimWallUnit = "sim-wall-sec/run"
+)
+
+// IsSimulatedUnit reports whether unit is a simulated instruction count,
+// compared exactly (see SimInstructionsUnit).
+func IsSimulatedUnit(unit string) bool {
+	return unit == SimInstructionsUnit || unit == SimProcessInstructionsUnit
+}

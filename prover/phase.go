@@ -67,6 +67,9 @@ func (m *Measurement) Metric(unit string) (float64, bool) {
 type meter struct {
 	samples  []metrics.Sample
 	counters *counterSet // nil when counting is off
+	// marking says whether spans call perfbotSpanBegin and
+	// perfbotSpanEnd (see spans.go): in measured proofs, not warm-ups.
+	marking bool
 }
 
 type reading struct {
@@ -129,12 +132,30 @@ func (m *meter) run(ctx context.Context, name string, fn func() error) (Measurem
 	}
 	var err error
 	before := m.begin()
-	pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })
+	pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) {
+		m.markBegin()
+		err = fn()
+		m.markEnd()
+	})
 	after := m.end()
 	if err != nil {
 		return Measurement{}, fmt.Errorf("phase %s: %w", name, err)
 	}
 	return m.diff(name, &before, &after), nil
+}
+
+// markBegin marks the start of a span for callgrind when m is marking.
+func (m *meter) markBegin() {
+	if m.marking {
+		perfbotSpanBegin()
+	}
+}
+
+// markEnd marks the end of a span for callgrind when m is marking.
+func (m *meter) markEnd() {
+	if m.marking {
+		perfbotSpanEnd()
+	}
 }
 
 // diff returns what the span from before to after cost: time, B/op,

@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	}
 	for i := range cfg.Warmup + cfg.Count {
 		warm := i < cfg.Warmup
+		m.marking = !warm
 		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
 		if err != nil {
 			return fmt.Errorf("proof %d: %w", i+1, err)
@@ -213,6 +214,7 @@ func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) 
 func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand, eng groth16.Engine) (ProofResult, error) {
 	var res ProofResult
 	start := m.begin()
+	m.markBegin()
 
 	var cs *r1cs.System
 	synth, err := m.run(ctx, PhaseSynthesis, func() error {
@@ -266,6 +268,7 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		proof = p
 		addMSMStats(res.Measurements, stats)
 	}
+	m.markEnd()
 	end := m.end()
 	total := m.diff(PhaseTotal, &start, &end)
 	res.Measurements = append(res.Measurements, total)

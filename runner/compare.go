@@ -47,7 +47,11 @@ type CompareResult struct {
 	Config       *Config
 	ConfigSource string // where the config came from (see LoadConfig)
 	Rounds       int    // measured runs per side and benchmark
-	FailedRuns   int    // runs that did not end ok (builds included)
+	FailedRuns   int    // timed runs that did not end ok (builds included)
+	// FailedSimulations counts the callgrind runs (Benchmark.Callgrind)
+	// that did not end ok; the report warns of them, and the timed
+	// comparison stands without them.
+	FailedSimulations int
 	// BaseRuns and HeadRuns are the measured runs, in the order they ran,
 	// each with the profiles it wrote (see Benchmark.CPUProfile): those
 	// that the report's analysis.Input had.
@@ -88,6 +92,9 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		return nil, err
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
+	if err := checkValgrind(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
 	baseCfg, err := cfg.WithVariant(req.BaseArgs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: base %w", source, err)
@@ -163,6 +170,16 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		rounds += n
 		report = compare()
 	}
+	// The callgrind runs come last: their counts do not need the timed
+	// runs' statistics, and their time limit is made from the timed runs.
+	if !buildFailed {
+		ss.prog.grow(ss.countSimulations(sides))
+		if n, err := ss.simulate(ctx, sides); err != nil {
+			return nil, err
+		} else if n > 0 {
+			report = compare()
+		}
+	}
 	ss.prog.finish()
 
 	var md bytes.Buffer
@@ -193,7 +210,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	return &CompareResult{
 		Report: report, Markdown: md.String(), ComparisonID: id,
 		Base: base, Head: head, Config: cfg, ConfigSource: source,
-		Rounds: rounds, FailedRuns: ss.failed,
+		Rounds: rounds, FailedRuns: ss.failed, FailedSimulations: ss.failedSims,
 		BaseRuns: sides[0].runs, HeadRuns: sides[1].runs,
 	}, nil
 }
@@ -230,6 +247,9 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 		return nil, err
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
+	if err := checkValgrind(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
 	ss := r.newSession(ctx, ws, cfg, store.KindBaseline)
 	s := ss.newSide("rev", c, cfg)
 	if err := ss.build(ctx, s); err != nil {
@@ -243,9 +263,13 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 	if err := ss.rounds(ctx, []*side{s}, count, true); err != nil {
 		return nil, err
 	}
+	ss.prog.grow(ss.countSimulations([]*side{s}))
+	if _, err := ss.simulate(ctx, []*side{s}); err != nil {
+		return nil, err
+	}
 	ss.prog.finish()
-	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed}
-	res.OK = len(s.ids) - ss.failed
+	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed + ss.failedSims}
+	res.OK = len(s.ids) - res.Failed
 	return res, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/perf/benchunit"
 	"golang.org/x/sys/unix"
 
+	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
 
@@ -175,6 +176,25 @@ type Benchmark struct {
 	// default config profiles perfbot prove, whose samples are labelled
 	// with their phase.
 	CPUProfile string `json:"cpuprofile,omitempty"`
+	// MemProfile, when set, is the flag with which the program takes a
+	// file to write a heap profile to (memprofile, as --memprofile or
+	// -test.memprofile; absent or empty: none), handled as CPUProfile is:
+	// every run gets the flag and a new file's path appended, and the
+	// profile an ok run writes there is stored with the run (kind mem),
+	// for reports to show which allocation sites grew when a phase
+	// regressed. Go's heap profiles carry no labels, so it covers the
+	// whole run, not a phase.
+	MemProfile string `json:"memprofile,omitempty"`
+	// Callgrind (callgrind: true) makes one more run of the benchmark per
+	// revision, after the timed runs, under valgrind's callgrind
+	// (execute.RunCallgrind): a deterministic instruction count per
+	// span the program marks (per phase for perfbot prove) and for the
+	// whole process, stored as that revision's callgrind run and
+	// compared exactly, base against head. The run takes 20 to 100 times
+	// as long as a timed one; its time limit is 200 times the side's
+	// slowest timed run, and at least a minute. Off by default; valgrind
+	// must be installed.
+	Callgrind bool `json:"callgrind,omitempty"`
 }
 
 // RunCPUs returns the CPUs a run is pinned to, nil for none: CPUs, or
@@ -352,6 +372,8 @@ type (
 		Timeout    *string           `yaml:"timeout"`
 		CPUs       cpuSpec           `yaml:"cpus"`
 		CPUProfile string            `yaml:"cpuprofile"`
+		MemProfile string            `yaml:"memprofile"`
+		Callgrind  callgrindFlag     `yaml:"callgrind"`
 	}
 	rawThresholds struct {
 		Alpha        *float64 `yaml:"alpha"`
@@ -379,6 +401,22 @@ func (a *argList) UnmarshalYAML(n *yaml.Node) error {
 		args = append(args, c.Value)
 	}
 	*a = args
+	return nil
+}
+
+// A callgrindFlag is the callgrind key: true or false, nothing else.
+type callgrindFlag bool
+
+// UnmarshalYAML accepts a YAML boolean only: "yes" and "on" are strings
+// in YAML 1.2, and a string is a mistake here.
+func (f *callgrindFlag) UnmarshalYAML(n *yaml.Node) error {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: callgrind: %s is not true or false; write callgrind: true to count instructions "+
+				"under valgrind's callgrind after the timed runs, or leave the key out", n.Line, kindName(n))}}
+	}
+	*f = callgrindFlag(v)
 	return nil
 }
 
@@ -519,6 +557,8 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			CPUs:       rb.CPUs.list,
 			CPUsAuto:   rb.CPUs.auto,
 			CPUProfile: rb.CPUProfile,
+			MemProfile: rb.MemProfile,
+			Callgrind:  bool(rb.Callgrind),
 		})
 	}
 	c.normalize()
@@ -607,17 +647,11 @@ func (c *Config) check(p *problems) {
 				p.add("%s: %d is not a CPU number", f("cpus"), cpu)
 			}
 		}
-		if flag := b.CPUProfile; flag != "" {
-			if !flagName.MatchString(flag) {
-				p.add("%s: %q is not a flag; write the flag that takes the profile's file, as --cpuprofile "+
-					"(perfbot appends it and a path to the arguments), or leave cpuprofile out", f("cpuprofile"), flag)
-			}
-			for _, a := range append(slices.Clone(b.Command), b.Args...) {
-				if a == flag || strings.HasPrefix(a, flag+"=") {
-					p.add("%s: %q in command or args already gives %s; remove it: with cpuprofile set, perfbot appends %s and a file of its own",
-						f("cpuprofile"), a, flag, flag)
-				}
-			}
+		checkProfileFlag(p, f("cpuprofile"), "cpuprofile", b.CPUProfile, b)
+		checkProfileFlag(p, f("memprofile"), "memprofile", b.MemProfile, b)
+		if b.CPUProfile != "" && b.CPUProfile == b.MemProfile {
+			p.add("%s: %q is also cpuprofile's flag; each profile needs its own flag, as --cpuprofile and --memprofile",
+				f("memprofile"), b.MemProfile)
 		}
 	}
 	t := c.Thresholds
@@ -638,8 +672,30 @@ func (c *Config) check(p *problems) {
 			p.add("primary_units[%d]: empty unit", i)
 		} else if _, tidy := benchunit.Tidy(1, u); tidy != u {
 			p.add("primary_units[%d]: %q is stored as %q; write %q", i, u, tidy, tidy)
+		} else if analysis.IsSimulatedUnit(u) {
+			p.add("primary_units[%d]: %q is a simulated count, one callgrind run a side compared exactly: it explains a change, "+
+				"it cannot decide one; remove it (the report shows it with callgrind: true)", i, u)
 		} else if slices.Index(c.PrimaryUnits, u) < i {
 			p.add("primary_units[%d]: %q is listed twice", i, u)
+		}
+	}
+}
+
+// checkProfileFlag notes what is wrong with flag, the value of a
+// benchmark's profile key (cpuprofile, memprofile) named field: not a
+// flag, or given in the command or arguments already.
+func checkProfileFlag(p *problems, field, key, flag string, b *Benchmark) {
+	if flag == "" {
+		return
+	}
+	if !flagName.MatchString(flag) {
+		p.add("%s: %q is not a flag; write the flag that takes the profile's file, as --%s "+
+			"(perfbot appends it and a path to the arguments), or leave %s out", field, flag, key, key)
+	}
+	for _, a := range append(slices.Clone(b.Command), b.Args...) {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			p.add("%s: %q in command or args already gives %s; remove it: with %s set, perfbot appends %s and a file of its own",
+				field, a, flag, key, flag)
 		}
 	}
 }
@@ -737,9 +793,14 @@ func (c *Config) normalize() {
 // Hash returns the hexadecimal SHA-256 of the configuration's canonical
 // JSON: equal for configurations that mean the same (however the YAML
 // was written, with defaults spelled out or not), different when any
-// value differs.
+// value differs, except a benchmark's Callgrind: the timed runs are the
+// same with it or without it, so their history stays one series.
 func (c *Config) Hash() string {
-	return hashJSON("perfbot config v1", c.normalizedCopy())
+	cp := c.normalizedCopy()
+	for i := range cp.Benchmarks {
+		cp.Benchmarks[i].Callgrind = false
+	}
+	return hashJSON("perfbot config v1", cp)
 }
 
 // BuildHash returns the hexadecimal SHA-256 of the build commands alone:

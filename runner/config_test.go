@@ -38,14 +38,16 @@ func TestParseConfigExample(t *testing.T) {
 			CPUsAuto:   true,
 			CPUProfile: "--cpuprofile",
 		}, {
-			Name:    "synthesis",
-			Command: []string{"${PERFBOT_OUT}/perfbot", "prove"},
-			Args:    []string{"--phases", "synthesis", "--constraints", "2^18", "--count", "1", "--quiet"},
-			Env:     map[string]string{"GOMAXPROCS": "4", "PERFBOT_KEY_DIR": "${PERFBOT_OUT}/keys"},
-			Count:   20,
-			Warmup:  2,
-			Timeout: 5 * time.Minute,
-			CPUs:    []int{2, 3, 4, 5},
+			Name:       "synthesis",
+			Command:    []string{"${PERFBOT_OUT}/perfbot", "prove"},
+			Args:       []string{"--phases", "synthesis", "--constraints", "2^18", "--count", "1", "--quiet"},
+			Env:        map[string]string{"GOMAXPROCS": "4", "PERFBOT_KEY_DIR": "${PERFBOT_OUT}/keys"},
+			Count:      20,
+			Warmup:     2,
+			Timeout:    5 * time.Minute,
+			CPUs:       []int{2, 3, 4, 5},
+			MemProfile: "--memprofile",
+			Callgrind:  true,
 		}},
 		Count:        10,
 		Warmup:       1,
@@ -129,7 +131,21 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown top-level key with line", "count: 3\ncuont: 4\n" + bench,
 			[]string{`line 2: unknown key "cuont" at the top level`, `did you mean "count"?`, "known keys: build, build_timeout, benchmarks"}},
 		{"unknown benchmark key with line", "benchmarks:\n  - name: b\n    command: [x]\n    repeat: 3\n",
-			[]string{`line 4: unknown key "repeat" in a benchmark`, "known keys: name, command, args, env, count, warmup, timeout, cpus, cpuprofile"}},
+			[]string{`line 4: unknown key "repeat" in a benchmark`, "known keys: name, command, args, env, count, warmup, timeout, cpus, cpuprofile, memprofile, callgrind"}},
+		{"memprofile not a flag", "benchmarks:\n  - name: b\n    command: [x]\n    memprofile: mem.out\n",
+			[]string{`benchmarks[0] (b).memprofile: "mem.out" is not a flag; write the flag that takes the profile's file, as --memprofile`}},
+		{"memprofile also in args", "benchmarks:\n  - name: b\n    command: [x]\n    args: [--memprofile=m.out]\n    memprofile: --memprofile\n",
+			[]string{`benchmarks[0] (b).memprofile: "--memprofile=m.out" in command or args already gives --memprofile; remove it: with memprofile set, perfbot appends --memprofile and a file of its own`}},
+		{"memprofile is cpuprofile's flag", "benchmarks:\n  - name: b\n    command: [x]\n    cpuprofile: --prof\n    memprofile: --prof\n",
+			[]string{`benchmarks[0] (b).memprofile: "--prof" is also cpuprofile's flag; each profile needs its own flag`}},
+		{"misspelt callgrind", "benchmarks:\n  - name: b\n    command: [x]\n    calgrind: true\n",
+			[]string{`line 4: unknown key "calgrind" in a benchmark`, `did you mean "callgrind"?`}},
+		{"callgrind not a boolean", "benchmarks:\n  - name: b\n    command: [x]\n    callgrind: yes\n",
+			[]string{`line 4: callgrind: the string "yes" is not true or false; write callgrind: true to count instructions under valgrind's callgrind after the timed runs, or leave the key out`}},
+		{"callgrind a list", "benchmarks:\n  - name: b\n    command: [x]\n    callgrind: [--tool=callgrind]\n",
+			[]string{`line 4: callgrind: a list is not true or false`}},
+		{"simulated primary unit", bench + "primary_units: [sec/op, sim-instructions/op]\n",
+			[]string{`primary_units[1]: "sim-instructions/op" is a simulated count, one callgrind run a side compared exactly: it explains a change, it cannot decide one; remove it`}},
 		{"misspelt cpuprofile", "benchmarks:\n  - name: b\n    command: [x]\n    cpu_profile: --cpuprofile\n",
 			[]string{`line 4: unknown key "cpu_profile" in a benchmark`, `did you mean "cpuprofile"?`}},
 		{"cpuprofile not a flag", "benchmarks:\n  - name: b\n    command: [x]\n    cpuprofile: cpu.out\n",
@@ -370,5 +386,33 @@ func TestLoadConfigFromBaseRevision(t *testing.T) {
 	}
 	if _, _, err = LoadConfig(ctx, ws, "no-such-rev"); !errors.Is(err, workspace.ErrUnknownRevision) {
 		t.Errorf("LoadConfig(unknown) error = %v, want ErrUnknownRevision", err)
+	}
+}
+
+func TestParseConfigCallgrindIsABooleanThatLeavesTheHashAlone(t *testing.T) {
+	t.Parallel()
+	const without = "benchmarks:\n  - name: b\n    command: [x]\n"
+	plain, err := ParseConfig([]byte(without))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := ParseConfig([]byte(without + "    callgrind: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := ParseConfig([]byte(without + "    callgrind: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Benchmarks[0].Callgrind || off.Benchmarks[0].Callgrind || !on.Benchmarks[0].Callgrind {
+		t.Errorf("callgrind: absent %v, false %v, true %v", plain.Benchmarks[0].Callgrind, off.Benchmarks[0].Callgrind, on.Benchmarks[0].Callgrind)
+	}
+	// The timed runs are the same with callgrind on or off: one config
+	// hash, one history.
+	if plain.Hash() != off.Hash() || plain.Hash() != on.Hash() {
+		t.Errorf("hashes: absent %s, false %s, true %s; want them equal", plain.Hash()[:8], off.Hash()[:8], on.Hash()[:8])
+	}
+	if on.Benchmarks[0].Callgrind != true {
+		t.Errorf("Hash changed the config it hashed")
 	}
 }

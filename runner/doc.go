@@ -9,6 +9,10 @@
 // analysis and, while the result is inconclusive for lack of runs or for
 // noise, adds batches of rounds up to max_count. Baseline stores runs of
 // one revision as history, from which analysis learns each phase's noise.
+// A benchmark with callgrind: true gets one more run per revision after
+// its timed runs, under valgrind's callgrind (execute.RunCallgrind),
+// stored as a run with Tool callgrind whose simulated instruction counts
+// analysis compares exactly.
 //
 // It never imports the prover: it measures other revisions of this code
 // through their built binaries and the Go benchmark format they print, so

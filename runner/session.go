@@ -69,12 +69,16 @@ type side struct {
 	build            BuildResult
 	runs             []analysis.Run
 	ids              []int64
+	// slowest holds, per benchmark, the wall time of its slowest ok
+	// timed run (warm-ups included): what its callgrind run's time
+	// limit is made from.
+	slowest map[string]time.Duration
 }
 
 // newSide returns a side of commit measured with cfg, the session's
 // config or a variant of it.
 func (ss *session) newSide(name string, commit workspace.Commit, cfg *Config) *side {
-	s := &side{name: name, commit: commit, cfg: cfg, cfgHash: cfg.Hash(), cfgJSON: ss.cfgJSON}
+	s := &side{name: name, commit: commit, cfg: cfg, cfgHash: cfg.Hash(), cfgJSON: ss.cfgJSON, slowest: map[string]time.Duration{}}
 	if cfg != ss.cfg {
 		c, _ := json.Marshal(cfg) // plain data always marshals
 		s.cfgJSON = string(c)
@@ -90,7 +94,10 @@ type session struct {
 	kind   store.Kind
 	env    execute.Env
 	prog   *progress
-	failed int // runs that did not end ok, all sides
+	failed int // timed runs that did not end ok, all sides
+	// failedSims counts the callgrind runs that did not end ok: the
+	// report warns of them; they leave the comparison complete.
+	failedSims int
 
 	// envJSON is what every run record stores of env, cfgJSON of cfg
 	// (a side with a variant stores its own).
@@ -190,6 +197,7 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 		Name:    b.Name,
 		// Empty unless the benchmark asks for a profile.
 		CPUProfileFlag:  b.CPUProfile,
+		MemProfileFlag:  b.MemProfile,
 		MaxProfileBytes: store.MaxProfileBytes,
 	}
 	label := s.name
@@ -208,6 +216,8 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	run.Revision = s.commit.SHA
 	if run.Status != analysis.StatusOK {
 		ss.r.log().Warn("run failed", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "status", run.Status)
+	} else {
+		s.slowest[b.Name] = max(s.slowest[b.Name], res.Wall)
 	}
 	if !keep {
 		return nil
@@ -220,7 +230,11 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 
 func (ss *session) record(ctx context.Context, s *side, run analysis.Run, started, ended time.Time, stderr string) error {
 	if run.Status != analysis.StatusOK {
-		ss.failed++
+		if run.Tool == "" {
+			ss.failed++
+		} else {
+			ss.failedSims++
+		}
 		if run.Detail == "" {
 			run.Detail = stderr
 		}
@@ -239,6 +253,7 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		StartedAt:  started,
 		EndedAt:    ended,
 		Status:     run.Status,
+		Tool:       run.Tool,
 		Detail:     run.Detail,
 		Samples:    run.Samples,
 		Profiles:   run.Profiles,
@@ -270,6 +285,109 @@ func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) 
 		}
 	}
 	return nil
+}
+
+// callgrindLimitFactor and minCallgrindLimit make a callgrind run's
+// time limit: so many times the side's slowest timed run of the
+// benchmark, and at least so long. Callgrind ran perfbot prove 24 to 30
+// times slower than a timed run on the 2-core development machine
+// (README.md); valgrind's own figure for compute-bound code is 50 to
+// 100.
+const (
+	callgrindLimitFactor = 200
+	minCallgrindLimit    = time.Minute
+)
+
+// checkValgrind returns an error wrapping execute.ErrNoValgrind when a
+// benchmark of cfg asks for callgrind and valgrind is not installed: it
+// is better said before the builds than after the timed runs.
+func checkValgrind(cfg *Config) error {
+	for _, b := range cfg.Benchmarks {
+		if !b.Callgrind {
+			continue
+		}
+		if _, err := execute.LookValgrind(b.Environ(Vars{})); err != nil {
+			return fmt.Errorf("benchmark %s has callgrind: true, but %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// simulate makes the callgrind run of every benchmark that asks for one
+// (Benchmark.Callgrind), on every side that has an ok timed run of it,
+// and stores it as the side's run with Tool callgrind. It returns how
+// many it made.
+func (ss *session) simulate(ctx context.Context, sides []*side) (int, error) {
+	n := 0
+	for i, b := range ss.cfg.Benchmarks {
+		if !b.Callgrind {
+			continue
+		}
+		for _, s := range sides {
+			if s.build.Failed {
+				continue
+			}
+			if s.slowest[b.Name] == 0 {
+				ss.r.log().Warn("no callgrind run: no timed run of the benchmark ended ok", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short())
+				continue
+			}
+			if err := ss.runCallgrind(ctx, s, &s.cfg.Benchmarks[i]); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// countSimulations returns how many callgrind runs simulate would make.
+func (ss *session) countSimulations(sides []*side) int {
+	n := 0
+	for _, b := range ss.cfg.Benchmarks {
+		for _, s := range sides {
+			if b.Callgrind && !s.build.Failed && s.slowest[b.Name] > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// runCallgrind makes benchmark b's callgrind run on side s and stores it.
+func (ss *session) runCallgrind(ctx context.Context, s *side, b *Benchmark) error {
+	vars := s.build.Vars()
+	cpus, err := b.RunCPUs()
+	if err != nil {
+		return err
+	}
+	spec := execute.Spec{
+		Args:    b.Argv(vars),
+		Dir:     s.build.SrcDir,
+		Env:     b.Environ(vars),
+		Timeout: max(minCallgrindLimit, callgrindLimitFactor*s.slowest[b.Name]),
+		CPUs:    cpus,
+		Name:    b.Name,
+	}
+	ss.prog.start(b.Name, s.name+" (callgrind)")
+	started := time.Now()
+	res, err := execute.RunCallgrind(ctx, spec)
+	ended := time.Now()
+	ss.prog.done()
+	if err != nil {
+		return fmt.Errorf("run %s under callgrind on %s %s: %w", b.Name, s.name, s.commit.Short(), err)
+	}
+	run := res.Run
+	run.Revision = s.commit.SHA
+	if run.Status != analysis.StatusOK {
+		ss.r.log().Warn("callgrind run failed", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "status", run.Status)
+	} else {
+		ss.r.log().Info("callgrind run", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(),
+			"wall", res.Wall.Round(time.Millisecond), "slowdown", fmt.Sprintf("%.1fx", res.Wall.Seconds()/s.slowest[b.Name].Seconds()))
+	}
+	for _, w := range res.Warnings {
+		ss.r.log().Warn("run warning", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "tool", analysis.ToolCallgrind, "warning", w)
+	}
+	return ss.record(ctx, s, run, started, ended, res.StderrTail)
 }
 
 // count returns the configured measured runs per side: the largest of the

@@ -10,7 +10,8 @@ import (
 )
 
 // History returns, for each key, its values in the newest q.Limit ok
-// baseline runs of q.Repo (all of them when q.Limit <= 0), oldest first,
+// timed baseline runs of q.Repo (all of them when q.Limit <= 0; runs
+// under a tool such as callgrind are not noise history), oldest first,
 // one value per run (the median when a run has several). Keys none of
 // those runs has are absent. analysis derives the noise floor from the
 // changes between consecutive values; set q.Machine and q.ConfigHash so
@@ -23,6 +24,7 @@ func (db *DB) History(ctx context.Context, q HistoryQuery) (map[analysis.Key][]f
 	f.add("p.name = ?", q.Repo)
 	f.add("r.kind = ?", string(KindBaseline))
 	f.add("r.status = ?", string(analysis.StatusOK))
+	f.add("r.tool = ''")
 	if q.Machine != "" {
 		f.add("r.machine = ?", q.Machine)
 	}

@@ -55,6 +55,10 @@ type RunRecord struct {
 	StartedAt time.Time
 	EndedAt   time.Time
 	Status    analysis.Status
+	// Tool is the tool the run ran under: "" for a timed run,
+	// analysis.ToolCallgrind for a benchmark's run under valgrind's
+	// callgrind, whose samples are simulated instruction counts.
+	Tool string
 	// Detail says why a run failed: exit status, stderr tail.
 	Detail  string
 	Samples []analysis.Sample
@@ -71,7 +75,7 @@ const MaxProfileBytes = 64 << 20
 
 // Run returns the run as analysis sees it, with the profiles it carries.
 func (r *RunRecord) Run() analysis.Run {
-	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles}
+	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Tool: r.Tool, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles}
 }
 
 func (r *RunRecord) validate() error {
@@ -84,6 +88,8 @@ func (r *RunRecord) validate() error {
 		return fmt.Errorf("unknown kind %q (want %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate)
 	case r.StartedAt.IsZero():
 		return fmt.Errorf("no start time")
+	case r.Tool != "" && r.Tool != analysis.ToolCallgrind:
+		return fmt.Errorf("unknown tool %q (want none or %s)", r.Tool, analysis.ToolCallgrind)
 	}
 	for i, p := range r.Profiles {
 		switch {

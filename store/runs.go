@@ -39,11 +39,11 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 	var id int64
 	err = tx.QueryRowxContext(ctx, tx.Rebind(`
 		INSERT INTO runs (repo_id, commit_sha, kind, config_hash, config, machine, env,
-		                  started_at, ended_at, status, detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		                  started_at, ended_at, status, detail, tool)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		repoID, r.Commit.SHA, string(r.Kind), r.ConfigHash, dbText(r.Config), r.Machine, dbText(r.Env),
-		dbTime{r.StartedAt}, dbTime{r.EndedAt}, string(r.Status), r.Detail,
+		dbTime{r.StartedAt}, dbTime{r.EndedAt}, string(r.Status), r.Detail, r.Tool,
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
@@ -215,12 +215,13 @@ type runRow struct {
 	EndedAt    dbTime `db:"ended_at"`
 	Status     string `db:"status"`
 	Detail     string `db:"detail"`
+	Tool       string `db:"tool"`
 }
 
 const runQuery = `
 	SELECT r.id, p.name AS repo, r.commit_sha, c.parents, c.author_time, c.subject,
 	       r.kind, r.config_hash, r.config, r.machine, r.env,
-	       r.started_at, r.ended_at, r.status, r.detail
+	       r.started_at, r.ended_at, r.status, r.detail, r.tool
 	FROM runs r
 	JOIN repos p ON p.id = r.repo_id
 	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha`
@@ -304,6 +305,7 @@ func (row *runRow) record() RunRecord {
 		EndedAt:    row.EndedAt.Time,
 		Status:     analysis.Status(row.Status),
 		Detail:     row.Detail,
+		Tool:       row.Tool,
 	}
 	if len(r.Commit.Parents) == 0 {
 		r.Commit.Parents = nil

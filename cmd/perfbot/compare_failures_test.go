@@ -56,6 +56,10 @@ func TestCompareBadInputExitsTwoAndStoresNothing(t *testing.T) {
 	t.Parallel()
 	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 6, ""))
 	badCfg, badSHA := shellRepo(t, shellConfig("true", steady, 6, 6, "colour: blue\n"))
+	// A benchmark that asks for callgrind where the benchmark finds no
+	// valgrind (its PATH has none) is refused before anything builds.
+	noValgrind, noValgrindSHA := shellRepo(t, "build:\n  - [\"true\"]\nbenchmarks:\n  - name: sh\n    command: [/bin/sh, -c, "+quote(steady)+"]\n"+
+		"    env: {PATH: /nonexistent}\n    callgrind: true\n")
 	env := newRunEnv(t)
 	cases := []struct {
 		args []string
@@ -65,6 +69,8 @@ func TestCompareBadInputExitsTwoAndStoresNothing(t *testing.T) {
 		{[]string{"compare", "--repo", dir, "--base", "no-such-branch"}, `"no-such-branch"`},
 		{[]string{"compare", "--repo", dir, "--base", sha, "--head", "--upload-pack=x"}, "revision"},
 		{[]string{"compare", "--repo", badCfg, "--base", badSHA, "--head", badSHA}, "colour"},
+		{[]string{"compare", "--repo", noValgrind, "--base", noValgrindSHA, "--head", noValgrindSHA},
+			"benchmark sh has callgrind: true, but valgrind not found in the benchmark's PATH (/nonexistent): install valgrind 3.19 or later (apt-get install valgrind), or remove callgrind from the benchmark"},
 		{[]string{"compare", "--repo", dir}, "--base is required"},
 		{[]string{"compare", "--repo", dir, "--base", sha, "--format", "xml"}, "allowed values are text, markdown, json"},
 		{[]string{"compare", "--repo", dir, "--base", sha, "--count", "8", "--max-count", "4"}, "below --count"},
@@ -253,11 +259,12 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "sub", "perfbot.db")
 	out, errOut, code := perfbot(t, "migrate", "--db", db)
 	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "applied 00002_deliveries.sql") ||
-		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "schema version 3 (this perfbot knows up to 3)") {
+		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "applied 00004_run_tool.sql") ||
+		!strings.Contains(out, "schema version 4 (this perfbot knows up to 4)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 3") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 4") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")

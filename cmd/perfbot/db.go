@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
 )
@@ -93,7 +94,7 @@ func (c *common) open(cmd *cobra.Command) (*runner.Runner, func() error, error) 
 // repository, an unknown revision, an invalid config) into usage errors,
 // so they exit 2.
 func inputError(cmd *cobra.Command, err error) error {
-	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNothingToCompare} {
+	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNothingToCompare, execute.ErrNoValgrind} {
 		if errors.Is(err, target) {
 			return &usageError{cmd: cmd.CommandPath(), err: err}
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -426,5 +427,62 @@ func TestCPUProfileLabelsSamplesWithTheirPhase(t *testing.T) {
 		if seen[ph] == 0 {
 			t.Errorf("no sample labelled phase=%s; labels seen: %v", ph, seen)
 		}
+	}
+}
+
+func TestMemProfileRecordsTheRunsAllocationsBySite(t *testing.T) {
+	// Not parallel: --memprofile sets this process's
+	// runtime.MemProfileRate, which the test puts back.
+	defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mem.pprof")
+	_, errOut, code := perfbot(t, "prove", "--constraints", "1", "--srs", "random", "--count", "2",
+		"--key-dir", t.TempDir(), "--memprofile", path, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if runtime.MemProfileRate != memProfileRate {
+		t.Errorf("MemProfileRate %d, want %d", runtime.MemProfileRate, memProfileRate)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("parse profile: %v", err)
+	}
+	var types []string
+	for _, st := range p.SampleType {
+		types = append(types, st.Type)
+	}
+	if strings.Join(types, ",") != "alloc_objects,alloc_space,inuse_objects,inuse_space" {
+		t.Errorf("sample types %v, want the allocs profile's", types)
+	}
+	// Synthesis allocates the constraint system's rows in r1cs: a site
+	// of the prover's own must be there, and no phase label.
+	found := false
+	for _, s := range p.Sample {
+		if len(s.Label) > 0 {
+			t.Errorf("a heap sample with labels %v: Go's heap profiles have none", s.Label)
+			break
+		}
+		for _, loc := range s.Location {
+			for _, l := range loc.Line {
+				if strings.HasPrefix(l.Function.Name, "github.com/perfbot/perfbot/prover/r1cs.") {
+					found = true
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no allocation in prover/r1cs among %d samples", len(p.Sample))
+	}
+
+	// A path that cannot be written fails before any proof.
+	_, errOut, code = perfbot(t, "prove", "--constraints", "1", "--srs", "random", "--memprofile", filepath.Join(dir, "no", "such", "dir", "m"), "--quiet")
+	if code == 0 || !strings.Contains(errOut, "create memory profile") {
+		t.Errorf("unwritable path: exit %d, %q", code, errOut)
 	}
 }

@@ -15,6 +15,11 @@
 // readings are summarized into process samples as well. A Spec may also
 // ask the program for a CPU profile, which the Result then carries.
 //
+// RunCallgrind runs a Spec once under valgrind's callgrind instead and
+// returns simulated instruction counts: one per span the program marks
+// (SpanBeginFunc, SpanEndFunc) and one for the process, deterministic
+// where timings are not.
+//
 // Fingerprint describes the machine a run happened on (CPU, memory,
 // kernel, GPUs through NVML) so that runs from different machines are
 // never compared as if they were alike.

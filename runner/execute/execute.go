@@ -94,6 +94,12 @@ type Spec struct {
 	// that did not end ok keeps no profile. The directory is removed
 	// whatever happens.
 	CPUProfileFlag string
+	// MemProfileFlag, when set, asks the benchmark for a heap profile in
+	// the same way: Run appends the flag and a path (mem.pprof in the
+	// same directory, after the CPU profile's pair) and reads the file an
+	// ok run wrote into one analysis.ProfileMem profile of benchmark Name,
+	// with the same warnings.
+	MemProfileFlag string
 	// MaxProfileBytes caps the size of a profile kept; a larger one is a
 	// warning and is not kept. 0 means DefaultMaxProfileBytes.
 	MaxProfileBytes int64
@@ -129,6 +135,10 @@ type Result struct {
 	// StderrTail is the end of the process's standard error, cut at a
 	// line boundary.
 	StderrTail string `json:"stderr_tail,omitempty"`
+
+	// lines are the benchmark lines of an ok run, in the order printed,
+	// for RunCallgrind to pair with the spans it counted.
+	lines []benchLine
 }
 
 // Run runs the benchmark process spec describes and waits for it.
@@ -142,8 +152,9 @@ type Result struct {
 // samples every GPU through NVML (see ProcessBenchmark); without NVML the
 // run has no GPU samples and Result.Unavailable says why.
 //
-// With spec.CPUProfileFlag the program is also given a path to write a
-// CPU profile to, which an ok run's Result carries (see Spec).
+// With spec.CPUProfileFlag or spec.MemProfileFlag the program is also
+// given a path to write a CPU or heap profile to, which an ok run's
+// Result carries (see Spec).
 //
 // How the process ended is the Result's status: crashed for a non-zero
 // exit or a signal, timed-out at the limit, no-output for an exit 0
@@ -178,8 +189,8 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 			return Result{}, fmt.Errorf("run %s: %w", name, err)
 		}
 	}
-	if spec.CPUProfileFlag != "" && spec.Name == "" {
-		return Result{}, fmt.Errorf("run %s: a CPU profile needs the benchmark's Name, which names the profile", name)
+	if (spec.CPUProfileFlag != "" || spec.MemProfileFlag != "") && spec.Name == "" {
+		return Result{}, fmt.Errorf("run %s: a profile needs the benchmark's Name, which names the profile", name)
 	}
 	if spec.MaxProfileBytes < 0 {
 		return Result{}, fmt.Errorf("run %s: MaxProfileBytes %d is negative; use 0 for the default", name, spec.MaxProfileBytes)
@@ -188,15 +199,23 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
 	}
 	args := spec.Args
-	var profile string // the CPU profile's path, or ""
-	if spec.CPUProfileFlag != "" {
+	var wanted []wantedProfile // the profiles asked for, with their paths
+	if spec.CPUProfileFlag != "" || spec.MemProfileFlag != "" {
 		dir, err := os.MkdirTemp("", "perfbot-profile-*")
 		if err != nil {
-			return Result{}, fmt.Errorf("run %s: create CPU profile directory: %w", name, err)
+			return Result{}, fmt.Errorf("run %s: create profile directory: %w", name, err)
 		}
 		defer os.RemoveAll(dir)
-		profile = filepath.Join(dir, "cpu.pprof")
-		args = append(slices.Clip(spec.Args), spec.CPUProfileFlag, profile)
+		args = slices.Clip(spec.Args)
+		for _, w := range []wantedProfile{
+			{analysis.ProfileCPU, "CPU profile", spec.CPUProfileFlag, filepath.Join(dir, "cpu.pprof")},
+			{analysis.ProfileMem, "memory profile", spec.MemProfileFlag, filepath.Join(dir, "mem.pprof")},
+		} {
+			if w.flag != "" {
+				args = append(args, w.flag, w.path)
+				wanted = append(wanted, w)
+			}
+		}
 	}
 	stdout, err := unlinkedTemp("stdout")
 	if err != nil {
@@ -264,6 +283,7 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
 	}
 	res.Config = out.config
+	res.lines = out.lines
 	if len(out.samples) == 0 {
 		res.Run.Status = analysis.StatusNoOutput
 		res.Run.Detail = "exit status 0 but no benchmark line on stdout"
@@ -283,47 +303,64 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	}
 	res.Run.Samples = append(out.samples, p.samples...)
 	res.Warnings = append(append(out.syntaxErrors, out.warnings...), res.Warnings...)
-	if profile != "" {
-		limit := cmp.Or(spec.MaxProfileBytes, DefaultMaxProfileBytes)
-		data, warning := readProfile(profile, spec.CPUProfileFlag, limit)
+	limit := cmp.Or(spec.MaxProfileBytes, DefaultMaxProfileBytes)
+	for _, w := range wanted {
+		data, warning := readProfile(w, limit)
 		if warning != "" {
 			res.Warnings = append(res.Warnings, warning)
 		} else {
-			res.Run.Profiles = []analysis.Profile{{Benchmark: spec.Name, Kind: analysis.ProfileCPU, Data: data}}
+			res.Run.Profiles = append(res.Run.Profiles, analysis.Profile{Benchmark: spec.Name, Kind: w.kind, Data: data})
 		}
 	}
 	return res, nil
 }
 
-// readProfile reads the CPU profile a benchmark wrote to path, given to it
-// after flag. A file that is missing, empty or larger than limit gives no
-// data but a warning that says why and what to check.
-func readProfile(path, flag string, limit int64) (data []byte, warning string) {
-	f, err := os.Open(path)
+// A wantedProfile is a profile a run asks its benchmark for.
+type wantedProfile struct {
+	kind, what string // analysis.Profile's Kind; "CPU profile"
+	flag, path string // given to the benchmark
+}
+
+// readProfile reads the profile a benchmark wrote to w.path, given to it
+// after w.flag. A file that is missing, empty or larger than limit gives
+// no data but a warning that says why and what to check.
+func readProfile(w wantedProfile, limit int64) (data []byte, warning string) {
+	f, err := os.Open(w.path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Sprintf("no CPU profile: the benchmark wrote no file at the path perfbot gave after %s; "+
-			"check that the program takes %s FILE and writes the profile there before it exits", flag, flag)
+		return nil, fmt.Sprintf("no %s: the benchmark wrote no file at the path perfbot gave after %s; "+
+			"check that the program takes %s FILE and writes the profile there before it exits", w.what, w.flag, w.flag)
 	}
 	if err != nil {
-		return nil, fmt.Sprintf("no CPU profile: %v", err)
+		return nil, fmt.Sprintf("no %s: %v", w.what, err)
 	}
 	defer f.Close()
 	// Read one byte past the limit rather than trust a size read first.
 	data, err = io.ReadAll(io.LimitReader(f, limit+1))
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("no CPU profile: read %s: %v", path, err)
+		return nil, fmt.Sprintf("no %s: read %s: %v", w.what, w.path, err)
 	case len(data) == 0:
-		return nil, fmt.Sprintf("no CPU profile: the file the benchmark got after %s is empty; "+
-			"check that it stops profiling (pprof.StopCPUProfile) before it exits", flag)
+		hint := "check that it stops profiling (pprof.StopCPUProfile) before it exits"
+		if w.kind == analysis.ProfileMem {
+			hint = "check that it writes the profile (pprof.Lookup(\"allocs\").WriteTo) before it exits"
+		}
+		return nil, fmt.Sprintf("no %s: the file the benchmark got after %s is empty; %s", w.what, w.flag, hint)
 	case int64(len(data)) > limit:
 		size := "larger"
 		if fi, err := f.Stat(); err == nil {
 			size = fmt.Sprintf("%d bytes", fi.Size())
 		}
-		return nil, fmt.Sprintf("CPU profile not stored: it is %s, over the limit of %d bytes; profile a shorter run", size, limit)
+		return nil, fmt.Sprintf("%s not stored: it is %s, over the limit of %d bytes; profile a shorter run", capitalize(w.what), size, limit)
 	}
 	return data, ""
+}
+
+// capitalize returns s with its first letter in upper case.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // A stopReason says why the watcher of a process stopped.

@@ -119,8 +119,8 @@ func TestFingerprintWorksHere(t *testing.T) {
 		if !strings.Contains(why, "ERROR_LIBRARY_NOT_FOUND") && !strings.Contains(why, "ERROR_DRIVER_NOT_LOADED") {
 			t.Errorf("no GPUs and gpu unavailable %q", why)
 		}
-		if _, err := os.Stat("/dev/nvidiactl"); err == nil {
-			t.Errorf("/dev/nvidiactl exists but NVML found no GPU: %q", why)
+		if _, err := os.Stat("/proc/driver/nvidia/version"); err == nil {
+			t.Errorf("the NVIDIA kernel driver is loaded but NVML found no GPU: %q", why)
 		}
 	} else {
 		for _, g := range e.GPUs {

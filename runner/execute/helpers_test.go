@@ -23,6 +23,7 @@ const (
 	givenEnv   = "PERFBOT_EXECUTE_GIVEN"   // a variable the env test gives the child
 	secretEnv  = "PERFBOT_EXECUTE_SECRET"  // a variable of the test process the child must not see
 	profileEnv = "PERFBOT_EXECUTE_PROFILE" // the file the profile helper copies to its -cpuprofile path
+	memEnv     = "PERFBOT_EXECUTE_MEMPROF" // the file the profile helper copies to its -memprofile path
 	failEnv    = "PERFBOT_EXECUTE_FAIL"    // set: the profile helper exits 1 after writing
 )
 
@@ -176,16 +177,21 @@ BenchmarkProve/circuit=sha256/backend=cpu/phase=total-2 1 2345678901 ns/op 10485
 		return 0
 	},
 	// profile reports its arguments as the "args" configuration line
-	// and, given exactly -cpuprofile PATH and profileEnv, copies the file
-	// profileEnv names to PATH, as a benchmark writes its profile; it
-	// exits 1 after that when failEnv is set.
+	// and, given -cpuprofile PATH (or -memprofile PATH) pairs and
+	// profileEnv (memEnv), copies the file profileEnv (memEnv) names to
+	// PATH, as a benchmark writes its profile; it exits 1 after that when
+	// failEnv is set.
 	"profile": func() int {
 		args := os.Args[1:]
 		fmt.Printf("args: [%s]\n%s\n", strings.Join(args, " "), okLine)
-		if src := os.Getenv(profileEnv); src != "" && len(args) == 2 && args[0] == "-cpuprofile" {
+		for i := 0; i+1 < len(args); i += 2 {
+			src := map[string]string{"-cpuprofile": os.Getenv(profileEnv), "-memprofile": os.Getenv(memEnv)}[args[i]]
+			if src == "" {
+				continue
+			}
 			data, err := os.ReadFile(src)
 			if err == nil {
-				err = os.WriteFile(args[1], data, 0o644)
+				err = os.WriteFile(args[i+1], data, 0o644)
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)

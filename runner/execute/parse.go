@@ -20,6 +20,7 @@ const maxSyntaxErrors = 10
 // output is what a benchmark printed on standard output.
 type output struct {
 	samples      []analysis.Sample
+	lines        []benchLine       // every result line, in order
 	config       map[string]string // file configuration lines, the last value of each key
 	syntaxErrors []string          // benchmark lines benchfmt could not parse, "stdout:LINE: why"
 	warnings     []string
@@ -44,6 +45,7 @@ func parseOutput(r io.Reader) (output, error) {
 				}
 			}
 			bench, phase := analysis.SplitName(rec.Name)
+			out.lines = append(out.lines, benchLine{bench, phase, rec.Iters})
 			for _, v := range rec.Values {
 				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
 					file, line := rec.Pos()
@@ -70,6 +72,13 @@ func parseOutput(r io.Reader) (output, error) {
 		return out, fmt.Errorf("read benchmark output: %w", err)
 	}
 	return out, nil
+}
+
+// A benchLine is one result line of a benchmark's output: its benchmark
+// and phase (as in analysis.Key) and its iteration count.
+type benchLine struct {
+	benchmark, phase string
+	iters            int
 }
 
 // readTail returns at most n bytes from the end of f, starting at a line

@@ -83,6 +83,40 @@ func TestRunReadsTheCPUProfileTheBenchmarkWrote(t *testing.T) {
 	}
 }
 
+func TestRunReadsTheMemoryProfileBesideTheCPUProfile(t *testing.T) {
+	t.Parallel()
+	cpu := gzipped(t)
+	mem := append(gzipped(t), 0) // another file
+	memFile := filepath.Join(t.TempDir(), "mem.src")
+	if err := os.WriteFile(memFile, mem, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runHelper(t, "profile", Spec{Name: "prove", CPUProfileFlag: "-cpuprofile", MemProfileFlag: "-memprofile",
+		Env: []string{profileFile(t, cpu), memEnv + "=" + memFile}})
+	wantStatus(t, res, analysis.StatusOK)
+	want := []analysis.Profile{
+		{Benchmark: "prove", Kind: analysis.ProfileCPU, Data: cpu},
+		{Benchmark: "prove", Kind: analysis.ProfileMem, Data: mem},
+	}
+	if !reflect.DeepEqual(res.Run.Profiles, want) || len(res.Warnings) != 0 {
+		t.Errorf("Profiles = %+v, warnings %q; want the CPU profile, then the memory profile", res.Run.Profiles, res.Warnings)
+	}
+	args := givenArgs(t, res)
+	if len(args) != 4 || args[0] != "-cpuprofile" || args[2] != "-memprofile" ||
+		filepath.Dir(args[1]) != filepath.Dir(args[3]) || filepath.Base(args[3]) != "mem.pprof" {
+		t.Errorf("the benchmark got arguments %q, want -cpuprofile PATH -memprofile PATH in one directory", args)
+	}
+
+	// Asked for alone, a memory profile that is not written is a
+	// warning that names it.
+	res = runHelper(t, "profile", Spec{Name: "prove", MemProfileFlag: "-memprofile"})
+	wantStatus(t, res, analysis.StatusOK)
+	if res.Run.Profiles != nil || len(res.Warnings) != 1 ||
+		!strings.Contains(res.Warnings[0], "no memory profile: the benchmark wrote no file at the path perfbot gave after -memprofile") {
+		t.Errorf("Profiles %v, warnings %q; want a warning about the memory profile", res.Run.Profiles, res.Warnings)
+	}
+}
+
 func TestRunAppendsNoProfileFlagUnlessAsked(t *testing.T) {
 	t.Parallel()
 	res := runHelper(t, "profile", Spec{Name: "prove", Env: []string{profileFile(t, gzipped(t))}})
@@ -150,8 +184,9 @@ func TestRunKeepsNoProfileOfAFailedRun(t *testing.T) {
 func TestRunRejectsBadProfileSpecs(t *testing.T) {
 	t.Parallel()
 	for name, spec := range map[string]Spec{
-		"profile without a name": {Args: []string{"/bin/true"}, CPUProfileFlag: "-cpuprofile"},
-		"negative limit":         {Args: []string{"/bin/true"}, Name: "b", CPUProfileFlag: "-cpuprofile", MaxProfileBytes: -1},
+		"profile without a name":        {Args: []string{"/bin/true"}, CPUProfileFlag: "-cpuprofile"},
+		"memory profile without a name": {Args: []string{"/bin/true"}, MemProfileFlag: "-memprofile"},
+		"negative limit":                {Args: []string{"/bin/true"}, Name: "b", CPUProfileFlag: "-cpuprofile", MaxProfileBytes: -1},
 	} {
 		if _, err := Run(context.Background(), spec); err == nil {
 			t.Errorf("%s: no error", name)

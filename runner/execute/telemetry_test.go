@@ -621,8 +621,8 @@ func TestRunGPUTelemetryWorksHere(t *testing.T) {
 		if !strings.Contains(why, "ERROR_LIBRARY_NOT_FOUND") && !strings.Contains(why, "ERROR_DRIVER_NOT_LOADED") {
 			t.Errorf("no GPU samples and gpu-telemetry unavailable %q", why)
 		}
-		if _, err := os.Stat("/dev/nvidiactl"); err == nil {
-			t.Errorf("/dev/nvidiactl exists but there is no GPU telemetry: %q", why)
+		if _, err := os.Stat("/proc/driver/nvidia/version"); err == nil {
+			t.Errorf("the NVIDIA kernel driver is loaded but there is no GPU telemetry: %q", why)
 		}
 		return
 	}

@@ -48,7 +48,8 @@ func testProfilesRoundTrip(t *testing.T, dsn string) {
 	want := []analysis.Profile{
 		cpuProfile("prove", profileData(3<<20, 1)), // bigger than a proof's, smaller than the limit
 		cpuProfile("synthesis", []byte{0}),
-		cpuProfile("prove", profileData(257, 2)), // a second of the same benchmark keeps its place
+		cpuProfile("prove", profileData(257, 2)),                                    // a second of the same benchmark keeps its place
+		{Benchmark: "prove", Kind: analysis.ProfileMem, Data: profileData(1000, 3)}, // a heap profile, kind mem
 	}
 	r := baseline(sha1, 0, sample("total", "sec/op", 2.5))
 	r.Profiles = want
@@ -96,7 +97,11 @@ func testProfilesRoundTrip(t *testing.T, dsn string) {
 	if err := raw(t, dsn).QueryRow(`SELECT sum(bytes), sum(length(data)) FROM profiles`).Scan(&bytesCol, &dataLen); err != nil {
 		t.Fatal(err)
 	}
-	if wantLen := int64(len(want[0].Data) + len(want[1].Data) + len(want[2].Data)); bytesCol != wantLen || dataLen != wantLen {
+	var wantLen int64
+	for _, p := range want {
+		wantLen += int64(len(p.Data))
+	}
+	if bytesCol != wantLen || dataLen != wantLen {
 		t.Errorf("bytes column sums to %d, data to %d bytes; want %d", bytesCol, dataLen, wantLen)
 	}
 }
@@ -228,7 +233,20 @@ func testProfilesMigrationOnVersion2(t *testing.T, dsn string) {
 	if cur, _, err := db.SchemaVersion(ctx); err != nil || cur != 2 {
 		t.Fatalf("SchemaVersion = %d, %v; want 2", cur, err)
 	}
-	old := save(t, db, baseline(sha1, 0, sample("total", "sec/op", 2.5)))
+	// The old perfbot's run, written as it wrote it (this perfbot's
+	// SaveRun writes columns that later versions added).
+	rdb := raw(t, dsn)
+	for _, q := range []string{
+		`INSERT INTO repos (name) VALUES ('` + repo + `')`,
+		`INSERT INTO commits (repo_id, sha) VALUES (1, '` + sha1 + `')`,
+		`INSERT INTO runs (repo_id, commit_sha, kind, started_at, status) VALUES (1, '` + sha1 + `', 'baseline', '2026-11-02T09:30:00.000000Z', 'ok')`,
+		`INSERT INTO samples (run_id, seq, benchmark, phase, unit, value) VALUES (1, 0, '` + bench + `', 'total', 'sec/op', 2.5)`,
+	} {
+		if _, err := rdb.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	const old = 1
 
 	applied, err := db.Migrate(ctx)
 	if err != nil {

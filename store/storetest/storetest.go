@@ -56,6 +56,8 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"FailedRunLeavesNoProfiles", testAtomicRunWithProfiles},
 		{"DeletingARunDeletesItsProfiles", testDeletingARunDeletesItsProfiles},
 		{"ProfilesMigrationAppliesOnVersion2", testProfilesMigrationOnVersion2},
+		{"ToolRoundTripAndHistoryKeepsTimedRunsOnly", testToolRoundTripAndHistoryKeepsTimedRunsOnly},
+		{"ToolMigrationAppliesOnVersion3", testToolMigrationOnVersion3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
