@@ -60,6 +60,20 @@
 // RenderMarkdown (the PR comment), RenderText (a terminal) and RenderJSON
 // print it.
 //
+// NewTrend is the other flow: the stored baseline runs of one series
+// (TrendRun: commit, machine, start, value), optionally a branch's
+// first-parent history, in; a Trend out: per commit, in branch order, the
+// median of its runs and its interval (as Compare summarizes a side), and
+// the change points of the medians (analysis/changepoint). RenderTrendText,
+// RenderTrendCSV and RenderTrendJSON print it.
+//
+// Bisection is bisect's strategy: which commit of a range to measure next
+// (binary search, stepping around skipped commits as git bisect does) and,
+// through Classify, whether a measured commit's values look like the good
+// end's or the bad end's (CompareSeries: Compare's test, floor and
+// verdicts for one series). A BisectReport, assembled by the runner, is
+// printed by RenderBisectMarkdown, RenderBisectText and RenderBisectJSON.
+//
 // The package does no I/O: it never opens a file, a socket or a database
 // and never reads the clock or the environment. Profiles arrive as bytes
 // and are parsed with github.com/google/pprof/profile. Renderers write to

@@ -111,6 +111,12 @@ func (c *Client) editComment(ctx context.Context, op string, log *slog.Logger, r
 // findComment returns the first comment on the pull request that holds
 // analysis.SummaryMarker, or nil, reading every page.
 func (c *Client) findComment(ctx context.Context, repo Repo, number int) (*gh.IssueComment, error) {
+	return c.findMarked(ctx, repo, number, analysis.SummaryMarker)
+}
+
+// findMarked returns the first comment on the pull request that holds
+// marker, or nil, reading every page.
+func (c *Client) findMarked(ctx context.Context, repo Repo, number int, marker string) (*gh.IssueComment, error) {
 	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for range maxPages {
 		page, resp, err := c.gh.Issues.ListComments(ctx, repo.Owner, repo.Name, number, opts)
@@ -118,7 +124,7 @@ func (c *Client) findComment(ctx context.Context, repo Repo, number int) (*gh.Is
 			return nil, err
 		}
 		for _, cm := range page {
-			if strings.Contains(cm.GetBody(), analysis.SummaryMarker) {
+			if strings.Contains(cm.GetBody(), marker) {
 				return cm, nil
 			}
 		}

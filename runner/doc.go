@@ -12,7 +12,12 @@
 // A benchmark with callgrind: true gets one more run per revision after
 // its timed runs, under valgrind's callgrind (execute.RunCallgrind),
 // stored as a run with Tool callgrind whose simulated instruction counts
-// analysis compares exactly.
+// analysis compares exactly. Bisect finds the first commit of a range
+// that changed one series: binary search over the range's first-parent
+// chain (or all its commits), reusing every stored run of a commit with
+// the same config hash on this machine and measuring only the runs it
+// lacks, stored as kind bisect; each probe is judged against both ends
+// by analysis.Classify.
 //
 // It never imports the prover: it measures other revisions of this code
 // through their built binaries and the Go benchmark format they print, so

@@ -23,6 +23,9 @@ type Store interface {
 	SaveRun(ctx context.Context, r *store.RunRecord) (int64, error)
 	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
 	SaveComparison(ctx context.Context, c *store.Comparison) (int64, error)
+	// Runs and RunValues read stored runs back: Bisect reuses them.
+	Runs(ctx context.Context, q store.RunQuery) ([]store.RunRecord, error)
+	RunValues(ctx context.Context, q store.ValuesQuery) (map[string][]store.RunValue, error)
 }
 
 // A Runner builds revisions, runs their benchmarks and stores every run.

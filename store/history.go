@@ -75,10 +75,14 @@ func (db *DB) History(ctx context.Context, q HistoryQuery) (map[analysis.Key][]f
 }
 
 // Trend returns one key's value in every ok baseline run of repo that
-// started at or after since, oldest first, one point per run (the median
-// when a run has several values). Runs of all machines and
-// configurations are included; TrendPoint.Machine tells them apart.
+// started at or after since (a zero since: every run), oldest first, one
+// point per run (the median when a run has several values). Runs of all
+// machines and configurations are included; TrendPoint.Machine tells them
+// apart.
 func (db *DB) Trend(ctx context.Context, repo string, key analysis.Key, since time.Time) ([]TrendPoint, error) {
+	if since.IsZero() {
+		since = time.Unix(0, 0) // a zero time is stored as NULL, and NULL compares as nothing
+	}
 	rows, err := db.db.QueryContext(ctx, db.db.Rebind(`
 		SELECT r.id, r.commit_sha, r.machine, r.started_at, s.value
 		FROM runs r

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -15,10 +16,14 @@ const (
 	KindBaseline  Kind = "baseline"  // a push to the default branch: history, noise floor
 	KindCompare   Kind = "compare"   // one side of a base/head comparison
 	KindCalibrate Kind = "calibrate" // runs that measure the machine's noise
+	KindBisect    Kind = "bisect"    // a commit a bisection measured: not history, reusable by later bisections
 )
 
+// Kinds lists every run kind.
+var Kinds = []Kind{KindBaseline, KindCompare, KindCalibrate, KindBisect}
+
 func (k Kind) valid() bool {
-	return k == KindBaseline || k == KindCompare || k == KindCalibrate
+	return slices.Contains(Kinds, k)
 }
 
 // A Commit is the revision a run measured. Only SHA is required; the
@@ -85,7 +90,7 @@ func (r *RunRecord) validate() error {
 	case r.Commit.SHA == "":
 		return fmt.Errorf("no commit")
 	case !r.Kind.valid():
-		return fmt.Errorf("unknown kind %q (want %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate)
+		return fmt.Errorf("unknown kind %q (want %s, %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate, KindBisect)
 	case r.StartedAt.IsZero():
 		return fmt.Errorf("no start time")
 	case r.Tool != "" && r.Tool != analysis.ToolCallgrind:

@@ -36,6 +36,7 @@ var ErrSchemaTooNew = errors.New("database schema is newer than this perfbot")
 type Store interface {
 	SaveRun(ctx context.Context, r *RunRecord) (int64, error)
 	Runs(ctx context.Context, q RunQuery) ([]RunRecord, error)
+	RunValues(ctx context.Context, q ValuesQuery) (map[string][]RunValue, error)
 	Profiles(ctx context.Context, runIDs []int64) (map[int64][]analysis.Profile, error)
 	History(ctx context.Context, q HistoryQuery) (map[analysis.Key][]float64, error)
 	Trend(ctx context.Context, repo string, key analysis.Key, since time.Time) ([]TrendPoint, error)

@@ -289,7 +289,7 @@ noise floors of later comparisons are learned from consecutive baselines.`,
 	return cmd
 }
 
-var kinds = []string{"all", string(store.KindBaseline), string(store.KindCompare), string(store.KindCalibrate)}
+var kinds = []string{"all", string(store.KindBaseline), string(store.KindCompare), string(store.KindCalibrate), string(store.KindBisect)}
 
 func newExportCommand() *cobra.Command {
 	var (

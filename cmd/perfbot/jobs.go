@@ -146,25 +146,6 @@ func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.Baseline
 	return nil
 }
 
-// bisectWorker answers /perfbot bisect. The bisection itself arrives with
-// perfbot bisect; until then the job says so on the pull request and
-// ends, rather than pretending to search.
-type bisectWorker struct {
-	river.WorkerDefaults[queue.BisectArgs]
-	*jobDeps
-}
-
-func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs]) (err error) {
-	defer func(start time.Time) { w.observe(queue.KindBisect, start, err) }(time.Now())
-	a := job.Args
-	msg := fmt.Sprintf("@%s bisecting `%s..%s` is not available in this perfbot yet; "+
-		"compare the two ends with `perfbot compare --base %s --head %s` meanwhile.", a.Requester, a.Good, a.Bad, a.Good, a.Bad)
-	if err := w.pub.Reply(ctx, a.Repo, a.PR, msg); err != nil {
-		return err
-	}
-	return river.JobCancel(errors.New("bisect is not implemented yet"))
-}
-
 // commandWorker resolves a maintainer's /perfbot run: it reads the pull
 // request's base and head from GitHub and queues the comparison. perfbot
 // serve works it, on the control queue.

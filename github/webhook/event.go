@@ -66,7 +66,7 @@ type RunCommand struct {
 // ParseCommand); the Sink resolves them.
 type BisectCommand struct {
 	Good, Bad string
-	Phase     string // "" means every phase
+	Phase     string // "" means the benchmark's total
 }
 
 // A Push is a push delivery: a branch or tag created, moved or deleted.

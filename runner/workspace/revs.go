@@ -126,8 +126,25 @@ func (w *Workspace) ReadFile(ctx context.Context, rev, file string) ([]byte, err
 // FirstParentRange returns the commits in good..bad along the first-parent
 // chain (what `git rev-list --first-parent good..bad` lists), oldest
 // first: bad is last, good is not included. good must be an ancestor of
-// bad. It is the list a bisection searches.
+// bad (else the error wraps ErrNotAncestor). It is the list a bisection
+// searches.
 func (w *Workspace) FirstParentRange(ctx context.Context, good, bad string) ([]Commit, error) {
+	return w.rangeOf(ctx, good, bad, "--first-parent")
+}
+
+// AllCommitsRange returns every commit in good..bad (reachable from bad,
+// not from good: what `git rev-list --topo-order --reverse good..bad`
+// lists), in a linear order in which every commit comes after its
+// parents, so bad is last and good is not included. Commits that reached
+// the branch through merges are there too, each after the commits it
+// was made on. good must be an ancestor of bad (else the error wraps
+// ErrNotAncestor).
+func (w *Workspace) AllCommitsRange(ctx context.Context, good, bad string) ([]Commit, error) {
+	return w.rangeOf(ctx, good, bad, "--topo-order")
+}
+
+// rangeOf lists good..bad, oldest first, with a git log ordering option.
+func (w *Workspace) rangeOf(ctx context.Context, good, bad, order string) ([]Commit, error) {
 	g, err := w.resolveSHA(ctx, good)
 	if err != nil {
 		return nil, fmt.Errorf("range %s..%s: %w", good, bad, err)
@@ -138,12 +155,12 @@ func (w *Workspace) FirstParentRange(ctx context.Context, good, bad string) ([]C
 	}
 	if _, err := w.git(ctx, w.dir, "merge-base", "--is-ancestor", g, b); err != nil {
 		if exitCode(err) == 1 && ctx.Err() == nil {
-			return nil, fmt.Errorf("range %s..%s: %s (%s) is not an ancestor of %s (%s); pass an older good revision",
-				good, bad, good, short(g), bad, short(b))
+			return nil, fmt.Errorf("range %s..%s: %w: %s (%s) is not an ancestor of %s (%s); pass an older good revision",
+				good, bad, ErrNotAncestor, good, short(g), bad, short(b))
 		}
 		return nil, fmt.Errorf("range %s..%s: %w", good, bad, err)
 	}
-	cs, err := w.log(ctx, "--first-parent", "--reverse", g+".."+b)
+	cs, err := w.log(ctx, order, "--reverse", g+".."+b)
 	if err != nil {
 		return nil, fmt.Errorf("range %s..%s: %w", good, bad, err)
 	}

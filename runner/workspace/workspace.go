@@ -41,6 +41,9 @@ var (
 	ErrUnknownRevision = errors.New("unknown revision")
 	// ErrFileNotFound means a path does not exist at a commit.
 	ErrFileNotFound = errors.New("file not found")
+	// ErrNotAncestor means the good end of a range is not an ancestor
+	// of its bad end.
+	ErrNotAncestor = errors.New("not an ancestor")
 )
 
 // A Commit is a resolved revision.

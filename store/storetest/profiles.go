@@ -209,25 +209,7 @@ func testProfilesMigrationOnVersion2(t *testing.T, dsn string) {
 	ctx := context.Background()
 	// Bring a new database to version 2, the schema before profiles, the
 	// way an older perfbot left it.
-	d, err := store.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dialect, dir := goose.DialectSQLite3, migrations.SQLite
-	if d.Driver == store.DriverPostgres {
-		dialect, dir = goose.DialectPostgres, migrations.Postgres
-	}
-	sub, err := fs.Sub(migrations.FS, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(dialect, raw(t, dsn), sub, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 2); err != nil {
-		t.Fatalf("migrate to version 2: %v", err)
-	}
+	migrateTo(t, dsn, 2)
 
 	db := open(t, dsn, store.Options{NoMigrate: true})
 	if cur, _, err := db.SchemaVersion(ctx); err != nil || cur != 2 {
@@ -265,4 +247,31 @@ func testProfilesMigrationOnVersion2(t *testing.T, dsn string) {
 	if rs[1].ID != id || !reflect.DeepEqual(rs[1].Profiles, r.Profiles) {
 		t.Errorf("a run saved after the migration has %d profiles, want its 1 byte for byte", len(rs[1].Profiles))
 	}
+}
+
+// migrateTo brings the new database at dsn to schema version v the way an
+// older perfbot left it: the migrations up to v and no further. The
+// provider it returns can move the schema on or back.
+func migrateTo(t *testing.T, dsn string, v int64) *goose.Provider {
+	t.Helper()
+	d, err := store.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialect, dir := goose.DialectSQLite3, migrations.SQLite
+	if d.Driver == store.DriverPostgres {
+		dialect, dir = goose.DialectPostgres, migrations.Postgres
+	}
+	sub, err := fs.Sub(migrations.FS, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(dialect, raw(t, dsn), sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(context.Background(), v); err != nil {
+		t.Fatalf("migrate to version %d: %v", v, err)
+	}
+	return p
 }

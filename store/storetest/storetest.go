@@ -58,6 +58,9 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"ProfilesMigrationAppliesOnVersion2", testProfilesMigrationOnVersion2},
 		{"ToolRoundTripAndHistoryKeepsTimedRunsOnly", testToolRoundTripAndHistoryKeepsTimedRunsOnly},
 		{"ToolMigrationAppliesOnVersion3", testToolMigrationOnVersion3},
+		{"RunValuesOfOneSetupEveryKind", testRunValuesOfOneSetupEveryKind},
+		{"BisectRunsStayOutOfHistoryAndTrend", testBisectRunsStayOutOfHistoryAndTrend},
+		{"BisectKindMigrationAppliesOnVersion4", testBisectKindMigrationOnVersion4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -664,6 +667,11 @@ func testTrend(t *testing.T, dsn string) {
 	got, err = db.Trend(ctx, repo, key("msm_a", "sec/op"), time.Time{})
 	if err != nil || len(got) != 0 {
 		t.Errorf("Trend of a key no run has = %v, %v; want none", got, err)
+	}
+	// A zero since is no lower bound.
+	got, err = db.Trend(ctx, repo, k, time.Time{})
+	if err != nil || len(got) != 3 || got[0].RunID != id1 {
+		t.Errorf("Trend since the zero time = %+v, %v; want all 3 points from run %d", got, err, id1)
 	}
 }
 

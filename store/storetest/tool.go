@@ -2,15 +2,11 @@ package storetest
 
 import (
 	"context"
-	"io/fs"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/pressly/goose/v3"
-
 	"github.com/perfbot/perfbot/analysis"
-	"github.com/perfbot/perfbot/migrations"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -62,25 +58,7 @@ func testToolRoundTripAndHistoryKeepsTimedRunsOnly(t *testing.T, dsn string) {
 
 func testToolMigrationOnVersion3(t *testing.T, dsn string) {
 	ctx := context.Background()
-	d, err := store.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dialect, dir := goose.DialectSQLite3, migrations.SQLite
-	if d.Driver == store.DriverPostgres {
-		dialect, dir = goose.DialectPostgres, migrations.Postgres
-	}
-	sub, err := fs.Sub(migrations.FS, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(dialect, raw(t, dsn), sub, goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 3); err != nil {
-		t.Fatalf("migrate to version 3: %v", err)
-	}
+	migrateTo(t, dsn, 3)
 	db := open(t, dsn, store.Options{NoMigrate: true})
 	if _, err := raw(t, dsn).Exec(`INSERT INTO repos (name) VALUES ('old')`); err != nil {
 		t.Fatal(err)
