@@ -20,6 +20,7 @@
 #pragma once
 
 #include "field.cuh"
+#include "ntt_r8.cuh"
 
 namespace pb {
 
@@ -114,6 +115,68 @@ __global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, P
 #pragma unroll
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
+    DFr v = lds(x, m, size);
+    uint64_t idx = base + ((uint64_t)m << log_l);
+    if (!last) {
+      if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
+      out[idx] = v;
+      continue;
+    }
+    uint64_t j = bit_rev((uint32_t)idx, log_n);
+    if (mode == 1)
+      v = v * c;
+    else if (mode == 2)
+      v = v * t.get(j);
+    out[j] = v;
+  }
+}
+
+// ntt_dif_pass8 is ntt_dif_pass for k a multiple of 3 (12 in use): a
+// block of 2^(k−3) threads, eight elements each, does the stages three at
+// a time in registers (dif_r8), so a 12-stage pass has four
+// __syncthreads and a quarter of the shared-memory traffic of twelve
+// radix-2 stages, and a transform of 2^24 takes two passes instead of
+// three. The local roots are read from the plan's table through the
+// read-only cache; shared memory holds only the group (128 KiB at k = 12).
+__global__ void __launch_bounds__(512, 1)
+    ntt_dif_pass8(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, const DFr *local_roots,
+                  bool coset_in, PowTable g, bool last, int mode, DFr c, PowTable t) {
+  extern __shared__ uint4 smem[];
+  const uint32_t size = 1u << k;
+  const uint32_t tid = threadIdx.x, nt = blockDim.x;
+  uint4 *x = smem; // 2·size halves
+  const int log_l = log_n - s - k;
+  const uint64_t L = 1ull << log_l;
+  const uint64_t group = blockIdx.x;
+  const uint64_t hi = group >> log_l, lo = group & (L - 1);
+  const uint64_t base = (hi << (log_n - s)) + lo;
+
+#pragma unroll
+  for (int r = 0; r < 8; r++) {
+    uint32_t m = tid + r * nt;
+    uint64_t idx = base + ((uint64_t)m << log_l);
+    DFr v = ldg(in + idx);
+    if (coset_in) v = v * g.get(idx);
+    sts(x, m, size, v);
+  }
+  __syncthreads();
+
+  auto root = [local_roots](uint32_t i) { return ldg(local_roots + i); };
+  for (int st = 0; st < k; st += 3) {
+    const uint32_t H = size >> (st + 3);
+    const uint32_t r = tid & (H - 1), b = ((tid / H) * 8 * H) + r;
+    DFr e[8];
+#pragma unroll
+    for (int m = 0; m < 8; m++) e[m] = lds(x, b + m * H, size);
+    dif_r8(e, r, H, st, root);
+#pragma unroll
+    for (int m = 0; m < 8; m++) sts(x, b + m * H, size, e[m]);
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int r = 0; r < 8; r++) {
+    uint32_t m = tid + r * nt;
     DFr v = lds(x, m, size);
     uint64_t idx = base + ((uint64_t)m << log_l);
     if (!last) {

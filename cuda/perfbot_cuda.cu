@@ -233,13 +233,20 @@ static int ceil_log2(uint64_t x) {
   return l;
 }
 
+// PB_NTT_R8=1 runs 2^22 and 2^24 with the radix-8 pass (ntt_dif_pass8).
+// Off: correct (self-test and gnark-crypto tests pass with it on) but
+// slower on the H200, 7.08 against 5.84 ms at 2^24 (cuda/NOTES.md, v4).
+#ifndef PB_NTT_R8
+#define PB_NTT_R8 0
+#endif
+
 // Device tables for transforms of one size with one root and coset.
 struct NttPlan {
   int log_n = 0;
   DevBuf wlo, whi, ilo, ihi, glo, ghi, gilo, gihi; // ω, ω⁻¹, g, g⁻¹·n⁻¹ powers
   PowTable w, wi, g, gi;
   HFr n_inv;
-  DevBuf local[2][11]; // [inverse][k]: the local roots of a k-stage pass
+  DevBuf local[2][13]; // [inverse][k]: the local roots of a k-stage pass
 
   const DFr *local_roots(int k, bool inverse, cudaStream_t stream) {
     DevBuf &b = local[inverse][k];
@@ -332,27 +339,57 @@ struct perfbot_cuda_ctx {
     return p;
   }
 
+  // ntt_passes: the stages of each pass, split evenly into radix-2 passes
+  // of at most 10 stages (ntt_dif_pass); with -DPB_NTT_R8=1, 2^24 is two
+  // 12-stage radix-8 passes (ntt_dif_pass8) and 2^22 one of them and one
+  // of 10.
+  static std::vector<int> ntt_passes(int log_n) {
+    if (PB_NTT_R8 && log_n == 24) return {12, 12};
+    if (PB_NTT_R8 && log_n == 22) return {12, 10};
+    std::vector<int> ks;
+    const int passes = (log_n + 9) / 10;
+    for (int i = 0, rest = log_n; i < passes; i++) {
+      ks.push_back(rest / (passes - i));
+      rest -= ks.back();
+    }
+    return ks;
+  }
+
+  bool pass8_ready = false; // ntt_dif_pass8 may use 128 KiB of shared memory
+
   // In-place NTT of device data (scratch: the ctx's ntt_scratch buffer).
   void ntt(DFr *d, int log_n, int direction, NttPlan &p, bool coset, Timer &tm) {
     const PowTable &w = direction == PERFBOT_NTT_FORWARD ? p.w : p.wi;
-    const int passes = (log_n + 9) / 10;
+    const std::vector<int> ks = ntt_passes(log_n);
+    const int passes = (int)ks.size();
     const int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
     DFr c;
     memcpy(&c, &p.n_inv, sizeof c);
     DFr *scratch = passes > 1 ? ntt_scratch.get<DFr>(1ull << log_n) : d;
     int s = 0;
     for (int i = 0; i < passes; i++) {
-      int k = (log_n - s) / (passes - i);
+      const int k = ks[i];
       uint64_t groups = 1ull << (log_n - k);
-      size_t shared = ((size_t)1 << k) * sizeof(DFr) + ((size_t)1 << (k - 1)) * sizeof(DFr);
       bool scale_in = coset && direction == PERFBOT_NTT_FORWARD && s == 0;
       bool last = i == passes - 1;
       const DFr *in = i == 0 ? d : scratch;
       DFr *out = last ? d : scratch;
       const DFr *lr = p.local_roots(k, direction != PERFBOT_NTT_FORWARD, stream);
-      ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last, mode,
-                                                              c, p.gi);
-      CK_LAUNCH("ntt_dif_pass");
+      if (k == 12) {
+        const size_t shared = ((size_t)1 << k) * sizeof(DFr);
+        if (!pass8_ready) {
+          CK(cudaFuncSetAttribute(ntt_dif_pass8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared));
+          pass8_ready = true;
+        }
+        ntt_dif_pass8<<<groups, 1u << (k - 3), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last,
+                                                                 mode, c, p.gi);
+        CK_LAUNCH("ntt_dif_pass8");
+      } else {
+        size_t shared = ((size_t)1 << k) * sizeof(DFr) + ((size_t)1 << (k - 1)) * sizeof(DFr);
+        ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last, mode,
+                                                                c, p.gi);
+        CK_LAUNCH("ntt_dif_pass");
+      }
       s += k;
       if (tm.out) {
         char name[32];
