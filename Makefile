@@ -27,14 +27,16 @@ build:
 # The store suite runs on SQLite and on PostgreSQL: scripts/with-postgres.sh
 # starts a throwaway cluster unless PERFBOT_TEST_DATABASE_URL is set, and
 # PERFBOT_REQUIRE_POSTGRES makes a missing server a failure, never a skip.
-# PERFBOT_REQUIRE_VALGRIND does the same for the callgrind tests.
+# PERFBOT_REQUIRE_VALGRIND does the same for the callgrind tests, and
+# PERFBOT_REQUIRE_CHROMIUM for the dashboard's headless-Chromium test.
 test:
 	$(GO) vet ./...
-	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
+	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
 
 bench: build
 	mkdir -p $(BENCHOUT)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./prover/... | tee $(BENCHOUT)/go-bench.txt
+	scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'BenchmarkTrend1M$$' -benchtime 20x -timeout 30m ./store/ | tee $(BENCHOUT)/trend1m.txt
 	bench/prove.sh $(BUILD)/perfbot $(BENCHOUT)
 
 lint:

@@ -221,6 +221,10 @@ type BaselineRequest struct {
 	Source string
 	Rev    string
 	Count  int // 0: the config's count
+	// History asks for the commit's first-parent history too
+	// (BaselineResult.History): what change points on the branch are
+	// detected along.
+	History bool
 }
 
 // A BaselineResult is what a baseline stored.
@@ -229,6 +233,15 @@ type BaselineResult struct {
 	RunIDs     []int64
 	OK, Failed int
 	Config     *Config
+	// BuildFailed says the revision did not build: its one stored run is
+	// a build-failed run.
+	BuildFailed bool
+	// Repo and Machine are the repository and machine the runs are
+	// stored under (store.RunRecord's).
+	Repo, Machine string
+	// History is the commit's first-parent history, oldest first, when
+	// BaselineRequest.History asked for it.
+	History []workspace.Commit
 }
 
 // Baseline builds rev with its own config and stores Count runs of every
@@ -242,6 +255,18 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 	if err != nil {
 		return nil, err
 	}
+	res, err := r.baseline(ctx, ws, c, req.Count)
+	if err != nil || !req.History {
+		return res, err
+	}
+	if res.History, err = ws.FirstParentHistory(ctx, c.SHA); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// baseline is Baseline of commit c of an open workspace.
+func (r *Runner) baseline(ctx context.Context, ws *workspace.Workspace, c workspace.Commit, reqCount int) (*BaselineResult, error) {
 	cfg, source, err := LoadConfig(ctx, ws, c.SHA)
 	if err != nil {
 		return nil, err
@@ -255,7 +280,7 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 	if err := ss.build(ctx, s); err != nil {
 		return nil, err
 	}
-	count, warm := ss.count(req.Count), ss.warmup()
+	count, warm := ss.count(reqCount), ss.warmup()
 	ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*(warm+count))
 	if err := ss.rounds(ctx, []*side{s}, warm, false); err != nil {
 		return nil, err
@@ -268,7 +293,8 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 		return nil, err
 	}
 	ss.prog.finish()
-	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed + ss.failedSims}
+	res := &BaselineResult{Commit: c, RunIDs: s.ids, Config: cfg, Failed: ss.failed + ss.failedSims, BuildFailed: s.build.Failed,
+		Repo: ws.Source(), Machine: ss.env.ID()}
 	res.OK = len(s.ids) - res.Failed
 	return res, nil
 }

@@ -1,6 +1,7 @@
 // Package server is perfbot serve's HTTP side: POST /webhook (GitHub's
-// deliveries, verified and turned into jobs by a Dispatcher), GET /healthz
-// and GET /metrics (Prometheus).
+// deliveries, verified and turned into jobs by a Dispatcher), GET /healthz,
+// GET /metrics (Prometheus) and, on every other path, the dashboard
+// (package server/dashboard) when one is configured.
 //
 // In flow HTTP requests; out flow jobs in the queue and metrics. The
 // GitHub API is never called while a request waits: replies and checks
@@ -24,8 +25,11 @@ type Config struct {
 	Webhook *webhook.Handler // its Observe is set to count into Metrics
 	Metrics *Metrics
 	// Ping checks the database for /healthz; nil skips it.
-	Ping   func(context.Context) error
-	Logger *slog.Logger
+	Ping func(context.Context) error
+	// Dashboard serves every path the others do not (the web pages,
+	// server/dashboard); nil serves none.
+	Dashboard http.Handler
+	Logger    *slog.Logger
 }
 
 // New returns the HTTP handler of perfbot serve.
@@ -36,6 +40,9 @@ func New(cfg Config) http.Handler {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
 	}
 	mux.Handle("/webhook", cfg.Webhook)
+	if cfg.Dashboard != nil {
+		mux.Handle("/", cfg.Dashboard)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if cfg.Ping != nil {

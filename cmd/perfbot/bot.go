@@ -17,6 +17,7 @@ import (
 	"github.com/perfbot/perfbot/github/webhook"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/server/dashboard"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
@@ -78,8 +79,10 @@ func newServeCommand() *cobra.Command {
 the environment variable the config names), turns pull requests, maintainers'
 /perfbot commands and pushes to the default branch into jobs in the
 PostgreSQL queue, and answers GitHub within milliseconds. It also posts
-replies and queued checks (the control queue), and serves GET /healthz and
-GET /metrics. perfbot worker runs the benchmarks, on the GPU hosts.`,
+replies and queued checks (the control queue), and serves GET /healthz,
+GET /metrics and the dashboard at / (trends with change points, total time
+by phase, comparisons of any two commits, the job queue; JSON under /api/).
+perfbot worker runs the benchmarks, on the GPU hosts.`,
 		Example: `  GITHUB_TOKEN=… PERFBOT_WEBHOOK_SECRET=… perfbot serve --config perfbot-server.yml --db postgres://perfbot@db/perfbot`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -117,6 +120,10 @@ GET /metrics. perfbot worker runs the benchmarks, on the GPU hosts.`,
 				},
 				Metrics: metrics,
 				Ping:    func(ctx context.Context) error { return db.SQL().PingContext(ctx) },
+				Dashboard: dashboard.New(dashboard.Config{
+					Store: db, Logger: log,
+					Jobs: func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) },
+				}),
 			})
 			if err := q.Start(ctx); err != nil {
 				return err
@@ -216,6 +223,7 @@ plus ten minutes have passed.`,
 				pub:     &publisher{gh: gh, checkName: cfg.GitHub.CheckName},
 				metrics: metrics,
 				log:     log,
+				changes: cfg.changePoints(),
 			}
 			workers := allWorkers(deps)
 			q, err := queue.New(db, queue.Config{

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -408,6 +409,45 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+
+	// The dashboard shows the same jobs and the stored comparison (its
+	// repository named as the runner stores it: the clone URL).
+	var jobs struct {
+		Available bool
+		Finished  []struct{ Kind, State string }
+	}
+	getJSON(t, e.url+"/api/jobs", &jobs)
+	finished := map[string]int{}
+	for _, j := range jobs.Finished {
+		finished[j.Kind+" "+j.State]++
+	}
+	if !jobs.Available || finished["perfbot_compare completed"] != 2 || finished["perfbot_compare cancelled"] != 1 {
+		t.Errorf("dashboard jobs: available %v, finished %v; want 2 completed and 1 cancelled comparisons", jobs.Available, finished)
+	}
+	var stored struct {
+		Source string
+		Report struct{ Verdict string }
+	}
+	getJSON(t, e.url+"/api/compare?"+url.Values{"repo": {e.repo.URL()}, "base": {base}, "head": {head1}}.Encode(), &stored)
+	if stored.Source != "stored" || stored.Report.Verdict != "regression" {
+		t.Errorf("dashboard comparison of head1: %+v; want the stored regression", stored)
+	}
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("GET %s: %v", u, err)
 	}
 }
 

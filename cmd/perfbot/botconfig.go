@@ -48,6 +48,9 @@ type repoConfig struct {
 	Queue     string `yaml:"queue"`
 	Drafts    bool   `yaml:"drafts"`
 	Baselines *bool  `yaml:"baselines"`
+	// ChangePoints configures reporting change points on the default
+	// branch on their commit (changes.go); off by default.
+	ChangePoints changePointConfig `yaml:"change_points"`
 }
 
 const (
@@ -110,6 +113,9 @@ func loadBotConfig(path string) (*botConfig, error) {
 		if strings.HasPrefix(r.CloneURL, "-") {
 			bad("repos[%d]: clone_url cannot begin with '-'", i)
 		}
+		for _, p := range c.Repos[i].ChangePoints.check() {
+			bad("repos[%d]: change_points: %s", i, p)
+		}
 	}
 	if len(c.Repos) == 0 {
 		bad("repos: none listed; name each repository perfbot serves (name: owner/name)")
@@ -130,6 +136,16 @@ func (c *botConfig) repos() map[string]server.Repo {
 		}
 		out[r.Name] = server.Repo{Name: r.Name, CloneURL: r.CloneURL, Queue: q, Drafts: r.Drafts,
 			Baselines: r.Baselines == nil || *r.Baselines}
+	}
+	return out
+}
+
+// changePoints returns each served repository's change-point reporting
+// config, by name.
+func (c *botConfig) changePoints() map[string]changePointConfig {
+	out := make(map[string]changePointConfig, len(c.Repos))
+	for _, r := range c.Repos {
+		out[r.Name] = r.ChangePoints
 	}
 	return out
 }

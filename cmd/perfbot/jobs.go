@@ -65,6 +65,9 @@ type jobDeps struct {
 	queue   *queue.Client
 	metrics *server.Metrics
 	log     *slog.Logger
+	// changes is each repository's change-point reporting config (by
+	// owner/name); a repository not in it reports nothing.
+	changes map[string]changePointConfig
 }
 
 // observe records a finished job's duration and outcome.
@@ -138,12 +141,34 @@ type baselineWorker struct {
 
 func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.BaselineArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindBaseline, start, err) }(time.Now())
-	res, err := w.runner.Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA})
+	res, err := w.runner.Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA,
+		History: w.changes[job.Args.Repo].Report})
 	if err != nil {
 		return err
 	}
 	w.log.Info("baseline stored", "job_id", job.ID, "repo", job.Args.Repo, "sha", job.Args.SHA, "ok", res.OK, "failed", res.Failed)
+	w.reportChanges(ctx, job.Args.Repo, res)
 	return nil
+}
+
+// reportChanges reports new change points after a push's baseline runs,
+// when the repository's config asks for it. A failure is logged and
+// leaves the job done: the runs are stored, and the change points not
+// posted are tried again after the next push.
+func (w *baselineWorker) reportChanges(ctx context.Context, repo string, res *runner.BaselineResult) {
+	cfg, ok := w.changes[repo]
+	if !ok || !cfg.Report || res.BuildFailed {
+		return
+	}
+	r := &changeReporter{store: w.store, gh: w.gh, log: w.log}
+	p := pushedBaseline{Repo: repo, StoredRepo: res.Repo, Machine: res.Machine, SHA: res.Commit.SHA}
+	for _, c := range res.History {
+		p.History = append(p.History, analysis.HistoryCommit{SHA: c.SHA, Subject: c.Subject})
+	}
+	n, err := r.report(ctx, cfg, p)
+	if err != nil {
+		w.log.Error("change points not reported", "repo", repo, "sha", res.Commit.SHA, "posted", n, "err", err)
+	}
 }
 
 // commandWorker resolves a maintainer's /perfbot run: it reads the pull

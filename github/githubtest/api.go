@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("PATCH "+repo+"/check-runs/{id}", s.updateCheckRun)
 	s.mux.HandleFunc("GET "+repo+"/commits/{ref}/check-runs", s.listCheckRuns)
 	s.mux.HandleFunc("POST "+repo+"/statuses/{sha}", s.createStatus)
+	s.mux.HandleFunc("POST "+repo+"/commits/{sha}/comments", s.createCommitComment)
 	s.mux.HandleFunc("POST "+apiPrefix+"/app/installations/{id}/access_tokens", s.accessToken)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")

@@ -160,6 +160,9 @@ type Server struct {
 	faults     []*fault
 	lastID     int64
 	tokenCount int
+
+	// commitComments is made by the first comment on a commit.
+	commitComments map[commitKey][]*CommitComment
 }
 
 // New starts a Server that t's cleanup closes.

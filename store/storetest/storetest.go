@@ -61,6 +61,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"RunValuesOfOneSetupEveryKind", testRunValuesOfOneSetupEveryKind},
 		{"BisectRunsStayOutOfHistoryAndTrend", testBisectRunsStayOutOfHistoryAndTrend},
 		{"BisectKindMigrationAppliesOnVersion4", testBisectKindMigrationOnVersion4},
+		{"ChangeIsClaimedOnceAcrossWriters", testChangeIsClaimedOnceAcrossWriters},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
