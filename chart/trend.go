@@ -75,14 +75,9 @@ const dpi = 96
 // trend's order, labelled with short SHAs at most every 90 pixels; the
 // y axis is the unit, scaled as the text output scales it.
 func Trend(w io.Writer, t *analysis.Trend, o Options) error {
-	if o.Width == 0 {
-		o.Width = DefaultWidth
-	}
-	if o.Height == 0 {
-		o.Height = DefaultHeight
-	}
-	if o.Width < MinSize || o.Height < MinSize || o.Width > MaxSize || o.Height > MaxSize {
-		return fmt.Errorf("chart size %dx%d: want %d to %d pixels a side", o.Width, o.Height, MinSize, MaxSize)
+	o, err := o.sized()
+	if err != nil {
+		return err
 	}
 	if len(t.Commits) == 0 {
 		return fmt.Errorf("chart: the trend has no commits")
@@ -91,6 +86,26 @@ func Trend(w io.Writer, t *analysis.Trend, o Options) error {
 	if err != nil {
 		return err
 	}
+	return render(w, p, o)
+}
+
+// sized returns o with the default size filled in, or an error for a
+// size out of range.
+func (o Options) sized() (Options, error) {
+	if o.Width == 0 {
+		o.Width = DefaultWidth
+	}
+	if o.Height == 0 {
+		o.Height = DefaultHeight
+	}
+	if o.Width < MinSize || o.Height < MinSize || o.Width > MaxSize || o.Height > MaxSize {
+		return o, fmt.Errorf("chart size %dx%d: want %d to %d pixels a side", o.Width, o.Height, MinSize, MaxSize)
+	}
+	return o, nil
+}
+
+// render draws p in o's format and size and writes the image to w.
+func render(w io.Writer, p *plot.Plot, o Options) error {
 	var wt io.WriterTo
 	switch o.Format {
 	case SVG:

@@ -66,17 +66,20 @@ func TestChromiumRendersTheDashboard(t *testing.T) {
 			`href="https://github.com/perfbot/prover/commit/` + sha(0) + `"`,
 		},
 		"/phases?" + query("repo", testRepo, "benchmark", bench, "since", "all"): {
-			`<svg id="phases-svg"`, `data-phase="synthesis"`, `data-phase="msm_h"`, `data-phase="other"`, `<table id="phases-data">`,
+			`<svg id="phases-svg"`, `>synthesis</text>`, `>msm_h</text>`, `>other</text>`, `<table id="phases-data">`, // the legend
 		},
 		"/compare?" + query("repo", testRepo, "base", cmpBase, "head", cmpHead): {`class="verdict-regression"`, `data-series="` + bench + `/phase=msm_h"`},
 		"/jobs": {`id="no-queue"`},
 	}
 	// Counts of the data behind the charts: the trend's table has a row
 	// per commit and a comparison link for each but the first; the
-	// stacked chart a segment per phase (3 and the rest) per commit.
+	// stacked chart (chart.Stacked) a bar per commit and a legend swatch
+	// for each part, here the first phase and "other", and a table row
+	// per commit.
 	counts := map[string]map[string]int{
 		"/trend?" + trendQ: {`<tr class="commit`: commits, `class="compare-link"`: commits - 1},
-		"/phases?" + query("repo", testRepo, "benchmark", bench, "since", "all"): {`<rect class="seg"`: 4 * commits},
+		"/phases?" + query("repo", testRepo, "benchmark", bench, "since", "all"): {
+			`fill:#1F77B4"`: commits + 1, `fill:#C7C7C7"`: commits + 1, `<tr class="commit"`: commits},
 	}
 	offsite := regexp.MustCompile(`(?i)<(?:script|link|img|iframe)[^>]*(?:src|href)="(?:https?:)?//`)
 	for path, wants := range pages {

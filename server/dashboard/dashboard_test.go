@@ -252,8 +252,13 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("msm_h %v → %v; want +25%%", h0, h1)
 		}
 		code, page := do(t, d, "/phases?"+query("repo", testRepo, "benchmark", bench, "since", "all"))
-		if code != 200 || strings.Count(page, `<rect class="seg"`) != 4*commits || !strings.Contains(page, `data-phase="msm_h"`) {
-			t.Errorf("phases page (%d): %d segments; want %d", code, strings.Count(page, `<rect class="seg"`), 4*commits)
+		// chart.Stacked fills a rectangle per commit and a legend swatch
+		// per part in the part's color: the first phase's and "other"'s.
+		first, other := `fill:#1F77B4"`, `fill:#C7C7C7"`
+		if code != 200 || strings.Count(page, first) != commits+1 || strings.Count(page, other) != commits+1 ||
+			!strings.Contains(page, `id="phases-svg"`) || !strings.Contains(page, `>msm_h</text>`) {
+			t.Errorf("phases page (%d): %d and %d bars of the first phase and of other; want %d each, and msm_h in the legend",
+				code, strings.Count(page, first), strings.Count(page, other), commits+1)
 		}
 	})
 

@@ -323,7 +323,9 @@ func (d *Dashboard) phases(r *http.Request) (any, error) {
 	}
 	factor, label := total.AxisScale()
 	data.Scale, data.factor = label, factor
-	data.Chart = stackedSVG(data, factor, label)
+	if data.Chart, err = stackedSVG(data, factor, label); err != nil {
+		return nil, err
+	}
 	return data, nil
 }
 
