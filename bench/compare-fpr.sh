@@ -46,9 +46,10 @@ YML
   git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-all}"
 fi
 base=$(git rev-parse HEAD)
-anchor='pprof.Do(ctx, pprof.Labels("phase", name), func(context.Context) { err = fn() })'
-grep -qF "$anchor" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor" >&2; exit 1; }
-perl -0pi -e 's/(\tpprof\.Do\(ctx, pprof\.Labels\("phase", name\), func\(context\.Context\) \{ err = fn\(\) \}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +5%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)\/21; {\n\t\t}\n\t}\n/' prover/phase.go
+# The spin goes right after the phase's labelled span (pprof.Do, whose
+# callback ends with m.markEnd()), inside its measurement (before … after).
+perl -0pi -e 's/(\t\tm\.markEnd\(\)\n\t\}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +5%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)\/21; {\n\t\t}\n\t}\n/' prover/phase.go
+grep -q 'planted: +5%' prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor (m.markEnd() closing pprof.Do in meter.run)" >&2; exit 1; }
 go build ./prover/
 git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h 5% slower"
 head=$(git rev-parse HEAD)
