@@ -67,6 +67,27 @@ __device__ __forceinline__ void sts(uint4 *x, uint32_t i, uint32_t size, const D
   x[i + size] = p[1];
 }
 
+// pass_store writes the element at group position m once a pass is done:
+// a middle pass twists it and stores it in place (at its column, stride
+// L = 2^log_l); the last pass writes it at its natural index, scaled as
+// mode says (see ntt_dif_pass).
+__device__ __forceinline__ void pass_store(DFr v, uint32_t m, uint64_t base, int log_l, uint64_t lo, int s, int k,
+                                           int log_n, const PowTable &w, bool last, int mode, const DFr &c,
+                                           const PowTable &t, DFr *out) {
+  uint64_t idx = base + ((uint64_t)m << log_l);
+  if (!last) {
+    if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
+    out[idx] = v;
+    return;
+  }
+  uint64_t j = bit_rev((uint32_t)idx, log_n);
+  if (mode == 1)
+    v = v * c;
+  else if (mode == 2)
+    v = v * t.get(j);
+  out[j] = v;
+}
+
 // One DIF pass; see the file comment. blockDim.x = 2^(k−1); shared memory
 // holds the group (2^k elements) and the local roots (2^(k−1)), in halves
 // (lds, sts). Groups are disjoint, so in may equal out, except in the last
@@ -116,18 +137,7 @@ __global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, P
   for (int r = 0; r < 2; r++) {
     uint32_t m = tid + r * half;
     DFr v = lds(x, m, size);
-    uint64_t idx = base + ((uint64_t)m << log_l);
-    if (!last) {
-      if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
-      out[idx] = v;
-      continue;
-    }
-    uint64_t j = bit_rev((uint32_t)idx, log_n);
-    if (mode == 1)
-      v = v * c;
-    else if (mode == 2)
-      v = v * t.get(j);
-    out[j] = v;
+    pass_store(v, m, base, log_l, lo, s, k, log_n, w, last, mode, c, t, out);
   }
 }
 
@@ -178,18 +188,7 @@ __global__ void __launch_bounds__(512, 1)
   for (int r = 0; r < 8; r++) {
     uint32_t m = tid + r * nt;
     DFr v = lds(x, m, size);
-    uint64_t idx = base + ((uint64_t)m << log_l);
-    if (!last) {
-      if (lo != 0) v = v * w.get((lo * bit_rev(m, k)) << s);
-      out[idx] = v;
-      continue;
-    }
-    uint64_t j = bit_rev((uint32_t)idx, log_n);
-    if (mode == 1)
-      v = v * c;
-    else if (mode == 2)
-      v = v * t.get(j);
-    out[j] = v;
+    pass_store(v, m, base, log_l, lo, s, k, log_n, w, last, mode, c, t, out);
   }
 }
 
