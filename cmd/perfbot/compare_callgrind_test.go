@@ -161,8 +161,12 @@ thresholds:
 	if math.Abs(d-perIter*n/2) > 0.001*d || solve.Verdict != analysis.VerdictRegression || !solve.Simulated {
 		t.Errorf("solve grew by %.0f instructions (%s), want the planted loop's %.0f", d, solve.Verdict, perIter*n/2)
 	}
-	if dt := total.Head.Median - total.Base.Median; dt != d {
-		t.Errorf("total grew by %.0f instructions, solve by %.0f; want the same", dt, d)
+	// total also counts the program's own work between the phases
+	// (reading the clock, formatting the lines it prints, whose digits
+	// differ run to run): a CI run saw 19 instructions of it. So total
+	// grows by solve's growth within the simulated floor, 1,000.
+	if dt := total.Head.Median - total.Base.Median; math.Abs(dt-d) > analysis.SimFloorInstructions {
+		t.Errorf("total grew by %.0f instructions, solve by %.0f; want the same within %d", dt, d, analysis.SimFloorInstructions)
 	}
 	if len(rep.Simulations) != 1 || !(rep.Simulations[0].Base.Slowdown > 1) || !(rep.Simulations[0].Head.Slowdown > 1) {
 		t.Errorf("simulations %+v; want the callgrind run slower than the timed ones on both sides", rep.Simulations)
