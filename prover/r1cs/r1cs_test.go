@@ -443,10 +443,14 @@ func TestLCStoragesAllocateDifferently(t *testing.T) {
 		min     float64 // allocations per constraint
 		max     float64
 	}{
-		{LCInline, InlineTerms, false, 0, 0},
+		// "None" is at most 0.01 a constraint, not 0: Mallocs counts the
+		// whole process, and the test harness or the runtime now and then
+		// allocates during the 2,000 constraints (a CI run saw 2, 0.001).
+		// An allocation by the storage would be 1 or more a constraint.
+		{LCInline, InlineTerms, false, 0, 0.01},
 		{LCInline, 4 * InlineTerms, false, 2, 100},
-		{LCHeap, InlineTerms, true, 0, 0},
-		{LCHeap, 4 * InlineTerms, true, 0, 0},
+		{LCHeap, InlineTerms, true, 0, 0.01},
+		{LCHeap, 4 * InlineTerms, true, 0, 0.01},
 	} {
 		got := perConstraint(tc.storage, tc.terms, tc.warm)
 		if got < tc.min || got > tc.max {
