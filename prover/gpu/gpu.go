@@ -78,7 +78,6 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 
 	"github.com/perfbot/perfbot/prover/groth16"
 )
@@ -291,14 +290,15 @@ func (e *Engine) QuotientH(a, b, c []fr.Element) error {
 	if err != nil || len(b) != n || len(c) != n {
 		return fmt.Errorf("quotient h: lengths %d, %d, %d; want equal powers of two ≥ 2", len(a), len(b), len(c))
 	}
-	d := fft.NewDomain(uint64(n), fft.WithCache())
+	w, g, err := domainRoots(n)
+	if err != nil {
+		return fmt.Errorf("quotient h: %w", err)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ctx == nil {
 		return errClosed
 	}
-	// Copies: the Domain holds Go pointers, so cgo refuses pointers into it.
-	w, g := d.Generator, d.FrMultiplicativeGen
 	var ce C.perfbot_cuda_error
 	var t C.perfbot_cuda_timings
 	rc := C.pb_quotient(&e.lib.fns, e.ctx, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]),
@@ -319,8 +319,10 @@ func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error {
 	if err != nil {
 		return fmt.Errorf("ntt: %w", err)
 	}
-	d := fft.NewDomain(uint64(len(data)), fft.WithCache())
-	w, gen := d.Generator, d.FrMultiplicativeGen // copies: see QuotientH
+	w, gen, err := domainRoots(len(data))
+	if err != nil {
+		return fmt.Errorf("ntt: %w", err)
+	}
 	var g unsafe.Pointer
 	if coset {
 		g = unsafe.Pointer(&gen)
