@@ -12,7 +12,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build test bench lint fmt clean cuda
+.PHONY: all build test bench lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -29,9 +29,22 @@ build:
 # PERFBOT_REQUIRE_POSTGRES makes a missing server a failure, never a skip.
 # PERFBOT_REQUIRE_VALGRIND does the same for the callgrind tests, and
 # PERFBOT_REQUIRE_CHROMIUM for the dashboard's headless-Chromium test.
-test:
+test: cuda-host-check
 	$(GO) vet ./...
 	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
+
+# What of the CUDA backend the host can check without a GPU or the CUDA
+# toolkit (CI has neither): the NTT kernel's rounds against a plain DFT and
+# its shared-memory swizzle against bank conflicts, run by g++ on the very
+# code the kernel runs; the PTX product chains, emulated on integers; and
+# cuda/mont_ptx.cuh being what its generator writes.
+cuda-host-check:
+	@mkdir -p $(BUILD)
+	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_ntt_rounds cuda/gen/check_ntt_rounds.cpp
+	$(BUILD)/check_ntt_rounds > $(BUILD)/check_ntt_rounds.txt || { cat $(BUILD)/check_ntt_rounds.txt; exit 1; }
+	@tail -1 $(BUILD)/check_ntt_rounds.txt
+	python3 cuda/gen/mont_ptx.py --check
+	python3 cuda/gen/mont_ptx.py | cmp -s - cuda/mont_ptx.cuh || { echo "cuda/mont_ptx.cuh is stale: python3 cuda/gen/mont_ptx.py > cuda/mont_ptx.cuh"; exit 1; }
 
 bench: build
 	mkdir -p $(BENCHOUT)

@@ -11,13 +11,17 @@
 #   go test -c -o build/go/gpu.test ./prover/gpu
 # and this script also runs the Go tests against gnark-crypto and times
 # whole proofs, CPU backend against GPU backend, at PROVE_SIZES (default
-# "2^20"), PROVE_COUNT proofs each (default 3).
+# "2^20"), PROVE_COUNT proofs each (default 3) after PROVE_WARMUP unrecorded
+# ones (default 1).
 #
 #   VARIANT_FLAGS="-DPB_NO_PREFETCH"  also builds the library with these
 #       extra compiler flags in build/variant and times it beside the default
 #       (bench-variant.txt): an A/B of a compile-time switch in one run
+#   NTT_SETTINGS="2/pow 4/table 8/table"  also times the NTT under each
+#       PERFBOT_NTT_RADIX/PERFBOT_NTT_TWIST setting (ntt-settings.txt)
 #   NCU=1   profiles the MSM accumulation and an NTT pass with Nsight
-#       Compute when ncu is installed (ncu.txt)
+#       Compute when ncu is installed (ncu.txt); NCU_WHAT="ntt:24" picks
+#       what (default "msm:22 ntt:24")
 set -uo pipefail
 out=${1:-build/cuda-bench}
 maxlog=${2:-24}
@@ -42,7 +46,7 @@ cuobjdump -sass build/libperfbot_cuda.so 2>/dev/null | awk '/Function :/ {f = $3
     for (i = 1; i <= NF; i++) if ($i ~ /^(LDG|LDS|STS|STG)/) { split($i, a, "."); w = ($i ~ /\.128/) ? "128" : ($i ~ /\.64/) ? "64" : "32"; n[f " " a[1] "." w]++ } }
   END { for (k in n) print k, n[k] }' | sort | grep -E "msm_runs|ntt_dif" > "$out/memops.txt"
 grep -E "Compiling entry|registers|spill" "$out/build.log" | grep -B1 -E "spill stores [1-9]|registers" | sed -n '1,60p' > "$out/resources.txt"
-grep -A2 -E "Compiling entry function '_ZN2pb(14msm_accumulate|12ntt_dif_pass|19msm_reduce_segments)" "$out/build.log" | head -20
+grep -A2 -E "Compiling entry function '_ZN2pb(14msm_accumulate|14ntt_dif_rounds|19msm_reduce_segments)" "$out/build.log" | head -20
 status=0
 if [ -z "${SKIP_CHECK:-}" ]; then
   build/perfbot_cuda_selftest check > "$out/check.log" 2>&1; status=$?
@@ -54,17 +58,22 @@ if [ -n "${VARIANT_FLAGS:-}" ] && [ -z "${SKIP_BENCH:-}" ]; then
   echo "variant ($VARIANT_FLAGS):"
   build/variant/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench-variant.txt" | grep -E "^(msm|ntt)"
 fi
+for setting in ${NTT_SETTINGS:-}; do
+  echo "ntt setting radix ${setting%/*}, twist ${setting#*/}:" | tee -a "$out/ntt-settings.txt"
+  PERFBOT_NTT_RADIX=${setting%/*} PERFBOT_NTT_TWIST=${setting#*/} build/perfbot_cuda_selftest bench 24 ntt 2>&1 |
+    grep -E "^(ntt|quotient)" | tee -a "$out/ntt-settings.txt"
+done
 if [ -n "${NCU:-}" ]; then
   ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || true)
   if [ -z "$ncu" ]; then
     echo "ncu: not installed" | tee "$out/ncu.txt"
   else
     : > "$out/ncu.txt"
-    for what in "msm 22" "ntt 24"; do
-      timeout 200 "$ncu" --kernel-name regex:'msm_runs|ntt_dif_pass|msm_reduce' --launch-count 4 \
+    for what in ${NCU_WHAT:-msm:22 ntt:24}; do
+      timeout 200 "$ncu" --kernel-name regex:'msm_runs|ntt_dif_rounds|msm_reduce' --launch-count 4 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
         --section MemoryWorkloadAnalysis --section LaunchStats --section SourceCounters \
-        build/perfbot_cuda_selftest once $what >> "$out/ncu.txt" 2>&1 || echo "ncu $what failed: $(tail -3 "$out/ncu.txt")"
+        build/perfbot_cuda_selftest once ${what/:/ } >> "$out/ncu.txt" 2>&1 || echo "ncu $what failed: $(tail -3 "$out/ncu.txt")"
     done
     grep -E "msm_runs|ntt_dif|Duration|Throughput|Achieved Occupancy|Registers|Issue Slots|Stall|ERR|Warning" "$out/ncu.txt" | head -60
   fi
@@ -79,7 +88,7 @@ if [ -x build/go/perfbot ]; then
     for backend in cpu gpu; do
       f="$out/prove-${size/^/_}-$backend.txt"
       build/go/perfbot prove --backend "$backend" --cuda-lib "$lib" --constraints "$size" --srs random \
-        --count "${PROVE_COUNT:-3}" --warmup 1 --quiet --out "$f" || { status=1; continue; }
+        --count "${PROVE_COUNT:-3}" --warmup "${PROVE_WARMUP:-1}" --quiet --out "$f" || { status=1; continue; }
       # median ns/op per phase
       for phase in $(sed -n 's/^BenchmarkProve.*phase=\([a-z_0-9]*\).*/\1/p' "$f" | sort -u); do
         grep "phase=$phase " "$f" | awk '{print $3}' | sort -n |

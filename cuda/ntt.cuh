@@ -15,17 +15,18 @@
 // (out of place) and applies any final scale (n⁻¹ for the inverse,
 // g^−i n⁻¹ for the inverse on a coset). With two passes or more the first
 // reads the data and writes a scratch buffer, and the last writes back.
-// Powers b^e for e < n come from two tables, b^e = hi[e >> lb]·lo[e & mask],
-// so no table of n elements is ever built.
+// Powers b^e for e < n come from two tables, b^e = hi[e >> lb]·lo[e & mask]
+// (PowTable), except the twist factors, which come from one table of ω^i,
+// i < n, when the plan has it (Twist): the twist is most of a middle
+// pass's products otherwise. The local DIF runs R stages a round in
+// registers (ntt_round.cuh), R = 1, 2 or 3 (radix 2, 4 or 8).
 #pragma once
 
 #include "field.cuh"
-#include "ntt_r8.cuh"
+#include "ntt_round.cuh"
 
 namespace pb {
 
-// PowTable holds b^i for i < 2^lb (lo) and f·b^(j·2^lb) for j < 2^hb (hi),
-// f being an optional factor folded into every power.
 // ldg reads an element as two 16-byte loads through the read-only path.
 __device__ __forceinline__ DFr ldg(const DFr *p) {
   DFr r;
@@ -36,13 +37,25 @@ __device__ __forceinline__ DFr ldg(const DFr *p) {
   return r;
 }
 
+// The pass kernel's code is kept small, which measured 3% faster at 2^24
+// than unrolling everything (cuda/NOTES.md, v5): its load and store loops
+// are not unrolled, and the PowTable products (coset scales, the twist
+// without a table) are one out-of-line function rather than a copy at
+// every use.
+struct PowTable;
+__device__ __noinline__ DFr pow_get(const PowTable &t, uint64_t e);
+
+// PowTable holds b^i for i < 2^lb (lo) and f·b^(j·2^lb) for j < 2^hb (hi),
+// f being an optional factor folded into every power.
 struct PowTable {
   DFr *lo = nullptr, *hi = nullptr;
   int lb = 0, hb = 0;
-  __device__ __forceinline__ DFr get(uint64_t e) const {
-    return ldg(hi + (e >> lb)) * ldg(lo + (e & ((1ull << lb) - 1)));
-  }
+  __device__ __forceinline__ DFr get(uint64_t e) const { return pow_get(*this, e); }
 };
+
+__device__ __noinline__ DFr pow_get(const PowTable &t, uint64_t e) {
+  return ldg(t.hi + (e >> t.lb)) * ldg(t.lo + (e & ((1ull << t.lb) - 1)));
+}
 
 __device__ __forceinline__ uint32_t bit_rev(uint32_t x, int bits) {
   return bits == 0 ? 0 : __brev(x) >> (32 - bits);
@@ -67,12 +80,25 @@ __device__ __forceinline__ void sts(uint4 *x, uint32_t i, uint32_t size, const D
   x[i + size] = p[1];
 }
 
+// Twist gives the four-step twist factors ω^e (ω^−e for the inverse)
+// of a middle pass: from the plan's table of ω^i for all i < n when it has
+// one (one load), else as a product of two PowTable entries (two loads and
+// a product). ω^−e = ω^(n−e), so one table serves both directions.
+struct Twist {
+  PowTable w;                 // ω^e, or ω^−e when inverse (a table of ω⁻¹)
+  const DFr *table = nullptr; // ω^i for i < n, or null
+  uint64_t mask = 0;          // n − 1
+  bool inverse = false;
+  __device__ __forceinline__ const DFr *at(uint64_t e) const { return table + (inverse ? (0 - e) & mask : e); }
+  __device__ __forceinline__ DFr get(uint64_t e) const { return table ? ldg(at(e)) : w.get(e); }
+};
+
 // pass_store writes the element at group position m once a pass is done:
 // a middle pass twists it and stores it in place (at its column, stride
 // L = 2^log_l); the last pass writes it at its natural index, scaled as
-// mode says (see ntt_dif_pass).
+// mode says (see ntt_dif_rounds).
 __device__ __forceinline__ void pass_store(DFr v, uint32_t m, uint64_t base, int log_l, uint64_t lo, int s, int k,
-                                           int log_n, const PowTable &w, bool last, int mode, const DFr &c,
+                                           int log_n, const Twist &w, bool last, int mode, const DFr &c,
                                            const PowTable &t, DFr *out) {
   uint64_t idx = base + ((uint64_t)m << log_l);
   if (!last) {
@@ -88,115 +114,106 @@ __device__ __forceinline__ void pass_store(DFr v, uint32_t m, uint64_t base, int
   out[j] = v;
 }
 
-// One DIF pass; see the file comment. blockDim.x = 2^(k−1); shared memory
-// holds the group (2^k elements) and the local roots (2^(k−1)), in halves
-// (lds, sts). Groups are disjoint, so in may equal out, except in the last
-// pass (last = true): it writes each output at its bit-reversed, natural,
-// index, scattered over the whole array, with the final scale of the
-// element landing at natural index j: none (mode 0), c (mode 1) or
-// t.get(j) (mode 2).
-__global__ void ntt_dif_pass(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, const DFr *local_roots,
-                             bool coset_in, PowTable g, bool last, int mode, DFr c, PowTable t) {
+// smem_round runs dif_round<R> for unit u of a round that starts at stage
+// st: the unit's 2^R elements are at b + m·H, H = 2^(k−st−R).
+template <int R>
+__device__ __forceinline__ void smem_round(uint4 *x, uint32_t size, int st, uint32_t u, const DFr *roots) {
+  const uint32_t H = size >> (st + R), r = u & (H - 1), b = ((u - r) << R) + r;
+  DFr e[1 << R];
+#pragma unroll
+  for (int m = 0; m < (1 << R); m++) e[m] = lds(x, swz(b + m * H), size);
+  // roots holds the pass's stages one after another: ω_{2h}^j at size − 2h + j
+  dif_round<R>(e, r, H, [roots, size](uint32_t h, uint32_t j) { return ldg(roots + size - 2 * h + j); });
+#pragma unroll
+  for (int m = 0; m < (1 << R); m++) sts(x, swz(b + m * H), size, e[m]);
+}
+
+// One DIF pass of k stages; see the file comment. A block of 2^(k−R)
+// threads holds the group (2^k elements) in shared memory, in halves at
+// swizzled positions (lds, sts, swz), and runs the stages R at a time in
+// registers (dif_round), one __syncthreads a round; a remainder of k mod R
+// stages runs as smaller rounds. roots is the plan's stage-major table
+// of local roots for k (NttPlan::local_roots). Groups are disjoint, so in
+// may equal out, except in the last pass (last = true): it writes each
+// output at its bit-reversed, natural, index, scattered over the whole
+// array, with the final scale of the element landing at natural index j:
+// none (mode 0), c (mode 1) or t.get(j) (mode 2).
+template <int R>
+__global__ void ntt_dif_rounds(const DFr *in, DFr *out, int log_n, int s, int k, Twist w, const DFr *roots,
+                               bool coset_in, PowTable g, bool last, int mode, DFr c, PowTable t) {
   extern __shared__ uint4 smem[];
-  const uint32_t size = 1u << k;
-  const uint32_t tid = threadIdx.x;
-  const uint32_t half = size >> 1;
-  uint4 *x = smem;                // 2·size halves
-  uint4 *roots = smem + 2 * size; // 2·half halves
+  constexpr int E = 1 << R; // elements a thread holds
+  const uint32_t size = 1u << k, nt = size >> R, tid = threadIdx.x;
   const int log_l = log_n - s - k; // log of the column stride L
   const uint64_t L = 1ull << log_l;
   const uint64_t group = blockIdx.x;
   const uint64_t hi = group >> log_l, lo = group & (L - 1);
   const uint64_t base = (hi << (log_n - s)) + lo;
 
-  // Local roots ω_k^j = ω^(j·n/2^k), j < 2^(k−1), from the plan's table.
-  sts(roots, tid, half, ldg(local_roots + tid));
+  // The twist factors are read after the rounds: ask L2 for them now.
+  if (!last && lo != 0 && w.table) {
 #pragma unroll
-  for (int r = 0; r < 2; r++) {
-    uint32_t m = tid + r * half;
-    uint64_t idx = base + ((uint64_t)m << log_l);
-    DFr v = in[idx];
-    if (coset_in) v = v * g.get(idx);
-    sts(x, m, size, v);
+    for (int q = 0; q < E; q++) {
+      const uint32_t m = tid + q * nt;
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(w.at((lo * bit_rev(m, k)) << s)));
+    }
   }
-  __syncthreads();
-
-  for (int st = 0; st < k; st++) {
-    uint32_t h = half >> st;
-    uint32_t jj = tid & (h - 1);
-    uint32_t i0 = ((tid >> (k - 1 - st)) << (k - st)) + jj;
-    uint32_t i1 = i0 + h;
-    DFr u = lds(x, i0, size), v = lds(x, i1, size);
-    sts(x, i0, size, u + v);
-    DFr d = u - v;
-    sts(x, i1, size, jj == 0 ? d : d * lds(roots, jj << st, half));
-    __syncthreads();
-  }
-
-#pragma unroll
-  for (int r = 0; r < 2; r++) {
-    uint32_t m = tid + r * half;
-    DFr v = lds(x, m, size);
-    pass_store(v, m, base, log_l, lo, s, k, log_n, w, last, mode, c, t, out);
-  }
-}
-
-// ntt_dif_pass8 is ntt_dif_pass for k a multiple of 3 (12 in use): a
-// block of 2^(k−3) threads, eight elements each, does the stages three at
-// a time in registers (dif_r8), so a 12-stage pass has four
-// __syncthreads and a quarter of the shared-memory traffic of twelve
-// radix-2 stages, and a transform of 2^24 takes two passes instead of
-// three. The local roots are read from the plan's table through the
-// read-only cache; shared memory holds only the group (128 KiB at k = 12).
-__global__ void __launch_bounds__(512, 1)
-    ntt_dif_pass8(const DFr *in, DFr *out, int log_n, int s, int k, PowTable w, const DFr *local_roots,
-                  bool coset_in, PowTable g, bool last, int mode, DFr c, PowTable t) {
-  extern __shared__ uint4 smem[];
-  const uint32_t size = 1u << k;
-  const uint32_t tid = threadIdx.x, nt = blockDim.x;
-  uint4 *x = smem; // 2·size halves
-  const int log_l = log_n - s - k;
-  const uint64_t L = 1ull << log_l;
-  const uint64_t group = blockIdx.x;
-  const uint64_t hi = group >> log_l, lo = group & (L - 1);
-  const uint64_t base = (hi << (log_n - s)) + lo;
-
-#pragma unroll
-  for (int r = 0; r < 8; r++) {
-    uint32_t m = tid + r * nt;
-    uint64_t idx = base + ((uint64_t)m << log_l);
+#pragma unroll 1
+  for (int q = 0; q < E; q++) {
+    const uint32_t m = tid + q * nt;
+    const uint64_t idx = base + ((uint64_t)m << log_l);
     DFr v = ldg(in + idx);
     if (coset_in) v = v * g.get(idx);
-    sts(x, m, size, v);
+    sts(smem, swz(m), size, v);
   }
   __syncthreads();
 
-  auto root = [local_roots](uint32_t i) { return ldg(local_roots + i); };
-  for (int st = 0; st < k; st += 3) {
-    const uint32_t H = size >> (st + 3);
-    const uint32_t r = tid & (H - 1), b = ((tid / H) * 8 * H) + r;
-    DFr e[8];
-#pragma unroll
-    for (int m = 0; m < 8; m++) e[m] = lds(x, b + m * H, size);
-    dif_r8(e, r, H, st, root);
-#pragma unroll
-    for (int m = 0; m < 8; m++) sts(x, b + m * H, size, e[m]);
+  int st = 0;
+  for (; st + R <= k; st += R) {
+    smem_round<R>(smem, size, st, tid, roots);
     __syncthreads();
   }
-
+  if constexpr (R >= 2) { // k mod R stages left: 2^(R−rem) smaller units a thread
+    if (k - st == 1) {
 #pragma unroll
-  for (int r = 0; r < 8; r++) {
-    uint32_t m = tid + r * nt;
-    DFr v = lds(x, m, size);
-    pass_store(v, m, base, log_l, lo, s, k, log_n, w, last, mode, c, t, out);
+      for (int q = 0; q < E / 2; q++) smem_round<1>(smem, size, st, tid + q * nt, roots);
+      __syncthreads();
+    }
+  }
+  if constexpr (R == 3) {
+    if (k - st == 2) {
+#pragma unroll
+      for (int q = 0; q < 2; q++) smem_round<2>(smem, size, st, tid + q * nt, roots);
+      __syncthreads();
+    }
+  }
+
+#pragma unroll 1
+  for (int q = 0; q < E; q++) {
+    const uint32_t m = tid + q * nt;
+    pass_store(lds(smem, swz(m), size), m, base, log_l, lo, s, k, log_n, w, last, mode, c, t, out);
   }
 }
 
-// out[j] = ω^(j·n/2^k) for j < 2^(k−1): the local roots of a k-stage pass,
-// made once per plan rather than by every block of every pass.
+// ntt_local_roots fills the stage-major table of a k-stage pass: stage t
+// (half size h = 2^(k−1−t)) has ω_{2h}^j = ω^(j·n/2h) for j < h at
+// 2^k − 2h + j, so a stage's threads read consecutive entries. 2^k − 1
+// entries; made once per plan rather than by every block of every pass.
 __global__ void ntt_local_roots(PowTable w, int log_n, int k, DFr *out) {
-  uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < (1u << (k - 1))) out[j] = w.get((uint64_t)j << (log_n - k));
+  const uint32_t size = 1u << k;
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= size - 1) return;
+  uint32_t h = size >> 1; // find i's stage: entries [size − 2h, size − h) have half size h
+  while (i >= size - h) h >>= 1;
+  const uint32_t j = i - (size - 2 * h);
+  const int log_h = __ffs(h) - 1;
+  out[i] = w.get((uint64_t)j << (log_n - 1 - log_h)); // ω_{2h}^j
+}
+
+// out[i] = ω^i for i < n: the twist table (Twist).
+__global__ void ntt_twist_table(PowTable w, uint64_t n, DFr *out) {
+  const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = w.get(i);
 }
 
 // h = (a·b − c)·z⁻¹ pointwise, into a.

@@ -233,30 +233,48 @@ static int ceil_log2(uint64_t x) {
   return l;
 }
 
-// PB_NTT_R8=1 runs 2^22 and 2^24 with the radix-8 pass (ntt_dif_pass8).
-// Off: correct (self-test and gnark-crypto tests pass with it on) but
-// slower on the H200, 7.08 against 5.84 ms at 2^24 (cuda/NOTES.md, v4).
-#ifndef PB_NTT_R8
-#define PB_NTT_R8 0
-#endif
-
 // Device tables for transforms of one size with one root and coset.
 struct NttPlan {
   int log_n = 0;
   DevBuf wlo, whi, ilo, ihi, glo, ghi, gilo, gihi; // ω, ω⁻¹, g, g⁻¹·n⁻¹ powers
   PowTable w, wi, g, gi;
   HFr n_inv;
-  DevBuf local[2][13]; // [inverse][k]: the local roots of a k-stage pass
+  DevBuf local[2][13]; // [inverse][k]: the stage-major local roots of a k-stage pass
+  DevBuf twist;        // ω^i for i < n (Twist), once a transform needs it
+  bool twist_failed = false;
 
   const DFr *local_roots(int k, bool inverse, cudaStream_t stream) {
     DevBuf &b = local[inverse][k];
     if (!b.p) {
-      uint32_t half = 1u << (k - 1);
-      DFr *d = b.get<DFr>(half);
-      ntt_local_roots<<<(half + 127) / 128, 128, 0, stream>>>(inverse ? wi : w, log_n, k, d);
+      const uint32_t count = (1u << k) - 1;
+      DFr *d = b.get<DFr>(count);
+      ntt_local_roots<<<(count + 127) / 128, 128, 0, stream>>>(inverse ? wi : w, log_n, k, d);
       CK_LAUNCH("ntt_local_roots");
     }
     return static_cast<const DFr *>(b.p);
+  }
+
+  // twist_table returns ω^i for i < n, built on first use (as much device
+  // memory as the data: 512 MiB at 2^24), or null when the device has no
+  // room for it; the transform then makes each factor from two PowTable
+  // entries instead, correct and slower.
+  const DFr *twist_table(cudaStream_t stream) {
+    if (!twist.p && !twist_failed) {
+      const uint64_t n = 1ull << log_n;
+      void *p = nullptr;
+      cudaError_t e = cudaMalloc(&p, n * sizeof(DFr));
+      if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // clear it: running out here is not an error
+        twist_failed = true;
+        return nullptr;
+      }
+      CK(e);
+      twist.p = p;
+      twist.bytes = n * sizeof(DFr);
+      ntt_twist_table<<<(n + 255) / 256, 256, 0, stream>>>(w, n, static_cast<DFr *>(p));
+      CK_LAUNCH("ntt_twist_table");
+    }
+    return static_cast<const DFr *>(twist.p);
   }
 };
 
@@ -339,13 +357,16 @@ struct perfbot_cuda_ctx {
     return p;
   }
 
-  // ntt_passes: the stages of each pass, split evenly into radix-2 passes
-  // of at most 10 stages (ntt_dif_pass); with -DPB_NTT_R8=1, 2^24 is two
-  // 12-stage radix-8 passes (ntt_dif_pass8) and 2^22 one of them and one
-  // of 10.
+  // NTT kernel settings, from the environment at open (for measuring one
+  // against another; the defaults are the fastest measured, cuda/NOTES.md):
+  // PERFBOT_NTT_RADIX = 2, 4 or 8 (R = 1, 2, 3 stages a round) and
+  // PERFBOT_NTT_TWIST = table or pow (Twist).
+  int ntt_round = 2;
+  bool ntt_twist_table = true;
+
+  // ntt_passes: the stages of each pass, split evenly into passes of at
+  // most 10 stages (2^10 elements, 32 KiB of shared memory a block).
   static std::vector<int> ntt_passes(int log_n) {
-    if (PB_NTT_R8 && log_n == 24) return {12, 12};
-    if (PB_NTT_R8 && log_n == 22) return {12, 10};
     std::vector<int> ks;
     const int passes = (log_n + 9) / 10;
     for (int i = 0, rest = log_n; i < passes; i++) {
@@ -355,41 +376,45 @@ struct perfbot_cuda_ctx {
     return ks;
   }
 
-  bool pass8_ready = false; // ntt_dif_pass8 may use 128 KiB of shared memory
+  template <int R>
+  void ntt_pass(int k, const DFr *in, DFr *out, int log_n, int s, const Twist &tw, const DFr *roots, bool scale_in,
+                NttPlan &p, bool last, int mode, const DFr &c) {
+    const uint64_t groups = 1ull << (log_n - k);
+    const size_t shared = ((size_t)1 << k) * sizeof(DFr);
+    ntt_dif_rounds<R><<<groups, 1u << (k - R), shared, stream>>>(in, out, log_n, s, k, tw, roots, scale_in, p.g, last,
+                                                                 mode, c, p.gi);
+    CK_LAUNCH("ntt_dif_rounds");
+  }
 
   // In-place NTT of device data (scratch: the ctx's ntt_scratch buffer).
   void ntt(DFr *d, int log_n, int direction, NttPlan &p, bool coset, Timer &tm) {
-    const PowTable &w = direction == PERFBOT_NTT_FORWARD ? p.w : p.wi;
+    const bool inverse = direction != PERFBOT_NTT_FORWARD;
     const std::vector<int> ks = ntt_passes(log_n);
     const int passes = (int)ks.size();
-    const int mode = direction == PERFBOT_NTT_FORWARD ? 0 : (coset ? 2 : 1);
+    const int mode = inverse ? (coset ? 2 : 1) : 0;
+    Twist tw;
+    tw.w = inverse ? p.wi : p.w;
+    tw.inverse = inverse;
+    tw.mask = (1ull << log_n) - 1;
+    if (passes > 1 && ntt_twist_table) tw.table = p.twist_table(stream);
     DFr c;
     memcpy(&c, &p.n_inv, sizeof c);
     DFr *scratch = passes > 1 ? ntt_scratch.get<DFr>(1ull << log_n) : d;
     int s = 0;
     for (int i = 0; i < passes; i++) {
       const int k = ks[i];
-      uint64_t groups = 1ull << (log_n - k);
-      bool scale_in = coset && direction == PERFBOT_NTT_FORWARD && s == 0;
-      bool last = i == passes - 1;
+      const bool scale_in = coset && !inverse && s == 0;
+      const bool last = i == passes - 1;
       const DFr *in = i == 0 ? d : scratch;
       DFr *out = last ? d : scratch;
-      const DFr *lr = p.local_roots(k, direction != PERFBOT_NTT_FORWARD, stream);
-      if (k == 12) {
-        const size_t shared = ((size_t)1 << k) * sizeof(DFr);
-        if (!pass8_ready) {
-          CK(cudaFuncSetAttribute(ntt_dif_pass8, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared));
-          pass8_ready = true;
-        }
-        ntt_dif_pass8<<<groups, 1u << (k - 3), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last,
-                                                                 mode, c, p.gi);
-        CK_LAUNCH("ntt_dif_pass8");
-      } else {
-        size_t shared = ((size_t)1 << k) * sizeof(DFr) + ((size_t)1 << (k - 1)) * sizeof(DFr);
-        ntt_dif_pass<<<groups, 1u << (k - 1), shared, stream>>>(in, out, log_n, s, k, w, lr, scale_in, p.g, last, mode,
-                                                                c, p.gi);
-        CK_LAUNCH("ntt_dif_pass");
-      }
+      const DFr *roots = p.local_roots(k, inverse, stream);
+      const int R = std::min(ntt_round, k); // a round has at most k stages
+      if (R == 3)
+        ntt_pass<3>(k, in, out, log_n, s, tw, roots, scale_in, p, last, mode, c);
+      else if (R == 2)
+        ntt_pass<2>(k, in, out, log_n, s, tw, roots, scale_in, p, last, mode, c);
+      else
+        ntt_pass<1>(k, in, out, log_n, s, tw, roots, scale_in, p, last, mode, c);
       s += k;
       if (tm.out) {
         char name[32];
@@ -578,6 +603,20 @@ int32_t perfbot_cuda_open(int32_t device, perfbot_cuda_ctx **out, perfbot_cuda_e
     // measure what staging saves).
     const char *st = getenv("PERFBOT_CUDA_STAGING");
     ctx->stage.disabled = st && strcmp(st, "0") == 0;
+    if (const char *r = getenv("PERFBOT_NTT_RADIX"); r && *r) {
+      if (strcmp(r, "2") && strcmp(r, "4") && strcmp(r, "8")) {
+        delete ctx;
+        fail(PERFBOT_CUDA_ERR_ARGUMENT, "PERFBOT_NTT_RADIX=%s: want 2, 4 or 8 (or unset for the default)", r);
+      }
+      ctx->ntt_round = r[0] == '2' ? 1 : r[0] == '4' ? 2 : 3;
+    }
+    if (const char *t = getenv("PERFBOT_NTT_TWIST"); t && *t) {
+      if (strcmp(t, "table") && strcmp(t, "pow")) {
+        delete ctx;
+        fail(PERFBOT_CUDA_ERR_ARGUMENT, "PERFBOT_NTT_TWIST=%s: want table or pow (or unset for the default)", t);
+      }
+      ctx->ntt_twist_table = strcmp(t, "table") == 0;
+    }
     cudaError_t se = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
     if (se != cudaSuccess) {
       delete ctx;

@@ -225,7 +225,9 @@ static void check_copy(Gpu &g) {
   }
 }
 
-static void check_ntt(Gpu &g) {
+// check_ntt checks one context's transforms; what names the kernel
+// settings it was opened with.
+static void check_ntt(perfbot_cuda_ctx *ctx, const std::string &what) {
   HFr seven = HFr::zero();
   seven.v[0] = 7;
   seven = hfr_to_mont(seven);
@@ -236,8 +238,8 @@ static void check_ntt(Gpu &g) {
     auto ref = x;
     ntt_ref(ref, w);
     auto got = x;
-    REQUIRE(perfbot_cuda_ntt(g.ctx, got.data(), log_n, PERFBOT_NTT_FORWARD, &w, nullptr, 0, nullptr, E));
-    expect(got == ref, "ntt forward 2^" + std::to_string(log_n) + " = host reference");
+    REQUIRE(perfbot_cuda_ntt(ctx, got.data(), log_n, PERFBOT_NTT_FORWARD, &w, nullptr, 0, nullptr, E));
+    expect(got == ref, "ntt forward 2^" + std::to_string(log_n) + " = host reference" + what);
     // coset: scale by g^i then transform
     auto cref = x;
     HFr gi = HFr::one();
@@ -247,19 +249,19 @@ static void check_ntt(Gpu &g) {
     }
     ntt_ref(cref, w);
     auto cgot = x;
-    REQUIRE(perfbot_cuda_ntt(g.ctx, cgot.data(), log_n, PERFBOT_NTT_FORWARD, &w, &seven, 0, nullptr, E));
-    expect(cgot == cref, "ntt coset forward 2^" + std::to_string(log_n) + " = host reference");
-    REQUIRE(perfbot_cuda_ntt(g.ctx, got.data(), log_n, PERFBOT_NTT_INVERSE, &w, nullptr, 0, nullptr, E));
-    expect(got == x, "ntt inverse(forward(x)) = x at 2^" + std::to_string(log_n));
-    REQUIRE(perfbot_cuda_ntt(g.ctx, cgot.data(), log_n, PERFBOT_NTT_INVERSE, &w, &seven, 0, nullptr, E));
-    expect(cgot == x, "ntt coset inverse(coset forward(x)) = x at 2^" + std::to_string(log_n));
+    REQUIRE(perfbot_cuda_ntt(ctx, cgot.data(), log_n, PERFBOT_NTT_FORWARD, &w, &seven, 0, nullptr, E));
+    expect(cgot == cref, "ntt coset forward 2^" + std::to_string(log_n) + " = host reference" + what);
+    REQUIRE(perfbot_cuda_ntt(ctx, got.data(), log_n, PERFBOT_NTT_INVERSE, &w, nullptr, 0, nullptr, E));
+    expect(got == x, "ntt inverse(forward(x)) = x at 2^" + std::to_string(log_n) + what);
+    REQUIRE(perfbot_cuda_ntt(ctx, cgot.data(), log_n, PERFBOT_NTT_INVERSE, &w, &seven, 0, nullptr, E));
+    expect(cgot == x, "ntt coset inverse(coset forward(x)) = x at 2^" + std::to_string(log_n) + what);
   }
   for (int log_n : {20, 22, 24}) {
     size_t n = size_t(1) << log_n;
     HFr w = root_of_unity(log_n);
     auto x = rand_vec(n);
     auto got = x;
-    REQUIRE(perfbot_cuda_ntt(g.ctx, got.data(), log_n, PERFBOT_NTT_FORWARD, &w, &seven, 0, nullptr, E));
+    REQUIRE(perfbot_cuda_ntt(ctx, got.data(), log_n, PERFBOT_NTT_FORWARD, &w, &seven, 0, nullptr, E));
     // spot check: a_j = Σ x_i (g ω^j)^i for a few j
     bool ok = true;
     for (int probe = 0; probe < 3; probe++) {
@@ -271,16 +273,39 @@ static void check_ntt(Gpu &g) {
       }
       ok = ok && acc == got[j];
     }
-    expect(ok, "ntt coset forward 2^" + std::to_string(log_n) + ": 3 random outputs = direct evaluation");
-    REQUIRE(perfbot_cuda_ntt(g.ctx, got.data(), log_n, PERFBOT_NTT_INVERSE, &w, &seven, 0, nullptr, E));
-    expect(got == x, "ntt coset round trip at 2^" + std::to_string(log_n));
+    expect(ok, "ntt coset forward 2^" + std::to_string(log_n) + ": 3 random outputs = direct evaluation" + what);
+    REQUIRE(perfbot_cuda_ntt(ctx, got.data(), log_n, PERFBOT_NTT_INVERSE, &w, &seven, 0, nullptr, E));
+    expect(got == x, "ntt coset round trip at 2^" + std::to_string(log_n) + what);
   }
   // a root of the wrong order is refused
   HFr w = root_of_unity(4);
   std::vector<HFr> x(32);
   perfbot_cuda_error e;
-  int rc = perfbot_cuda_ntt(g.ctx, x.data(), 5, PERFBOT_NTT_FORWARD, &w, nullptr, 0, nullptr, &e);
-  expect(rc == PERFBOT_CUDA_ERR_ARGUMENT && strstr(e.message, "primitive"), std::string("wrong root refused: ") + e.message);
+  int rc = perfbot_cuda_ntt(ctx, x.data(), 5, PERFBOT_NTT_FORWARD, &w, nullptr, 0, nullptr, &e);
+  expect(rc == PERFBOT_CUDA_ERR_ARGUMENT && strstr(e.message, "primitive"), "wrong root refused" + what + ": " + e.message);
+}
+
+// check_ntt_settings checks the transforms under every kernel setting
+// (PERFBOT_NTT_RADIX × PERFBOT_NTT_TWIST), each in a context of its own,
+// and that a bad setting is refused with a message naming it.
+static void check_ntt_settings() {
+  for (const char *radix : {"2", "4", "8"})
+    for (const char *twist : {"table", "pow"}) {
+      setenv("PERFBOT_NTT_RADIX", radix, 1);
+      setenv("PERFBOT_NTT_TWIST", twist, 1);
+      perfbot_cuda_ctx *ctx;
+      REQUIRE(perfbot_cuda_open(0, &ctx, E));
+      check_ntt(ctx, std::string(" (radix ") + radix + ", twist " + twist + ")");
+      perfbot_cuda_close(ctx);
+    }
+  setenv("PERFBOT_NTT_RADIX", "16", 1);
+  perfbot_cuda_ctx *ctx = nullptr;
+  perfbot_cuda_error e;
+  int rc = perfbot_cuda_open(0, &ctx, &e);
+  expect(rc == PERFBOT_CUDA_ERR_ARGUMENT && strstr(e.message, "PERFBOT_NTT_RADIX=16") && !ctx,
+         std::string("PERFBOT_NTT_RADIX=16 refused: ") + e.message);
+  unsetenv("PERFBOT_NTT_RADIX");
+  unsetenv("PERFBOT_NTT_TWIST");
 }
 
 static void check_arith() {
@@ -543,7 +568,7 @@ int main(int argc, char **argv) {
   if (mode == "check") {
     check_arith();
     check_copy(g);
-    check_ntt(g);
+    check_ntt_settings();
     check_msm(g);
     printf("%d failures\n", failures);
     return failures ? 1 : 0;
