@@ -46,6 +46,11 @@ __constant__ uint32_t d_fp_mod[12] = PB_FP_MOD;
 __constant__ uint32_t d_fp_one[12] = PB_FP_ONE;
 __constant__ uint32_t d_fr_mod[8] = PB_FR_MOD;
 __constant__ uint32_t d_fr_one[8] = PB_FR_ONE;
+// Fr's −r⁻¹ mod 2^32 (FrParams::inv32) for the PTX product, read from
+// constant memory on purpose: as an immediate, ptxas turns m = A_0·inv
+// into −A_0 and then splits every m·r_j word product in two (cuda/gen/
+// mont_ptx.py, step 3).
+__constant__ uint32_t d_fr_inv = 0xffffffffu;
 #endif
 static const uint32_t h_fp_mod[12] = PB_FP_MOD;
 static const uint32_t h_fp_one[12] = PB_FP_ONE;
@@ -79,6 +84,7 @@ struct FrParams {
   PB_HD static uint32_t mod32(int i) { return PB_CONST(d_fr_mod, h_fr_mod)[i]; }
   PB_HD static uint32_t one32(int i) { return PB_CONST(d_fr_one, h_fr_one)[i]; }
 };
+static_assert(FrParams::inv32 == 0xffffffffu, "d_fr_inv must hold FrParams::inv32");
 
 template <class W> struct WordTraits;
 template <> struct WordTraits<uint32_t> {
@@ -251,7 +257,7 @@ template <class P, class W> struct alignas(sizeof(W) == 4 ? 16 : 8) Fe {
     if constexpr (N == 12)
       pb_mont_fp(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v));
     else
-      pb_mont_fr(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v));
+      pb_mont_fr(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v), d_fr_inv);
     W tw[N];
 #pragma unroll
     for (int i = 0; i < N; i++) tw[i] = (W)t[i];

@@ -997,7 +997,7 @@ __device__ __forceinline__ void pb_mont_fp(uint32_t *r, const uint32_t *a, const
   for (int k = 0; k < 12; k++) r[k] = A[k];
 }
 
-__device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const uint32_t *b) {
+__device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const uint32_t *b, uint32_t inv) {
   uint32_t A[9], B[8], m;
 #pragma unroll
   for (int k = 0; k <= 8; k++) A[k] = 0;
@@ -1025,9 +1025,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[0]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1087,9 +1087,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[1]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1149,9 +1149,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[2]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1211,9 +1211,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[3]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1273,9 +1273,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[4]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1335,9 +1335,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[5]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1397,9 +1397,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[6]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
@@ -1459,9 +1459,9 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(B[0]), "=r"(B[1]), "=r"(B[2]), "=r"(B[3]), "=r"(B[4]), "=r"(B[5]), "=r"(B[6]), "=r"(B[7])
       : "r"(a[1]), "r"(b[7]), "r"(a[3]), "r"(a[5]), "r"(a[7]));
   asm(
-      "mul.lo.u32 %0, %1, 0xffffffff;\n\t"
+      "mul.lo.u32 %0, %1, %2;\n\t"
       : "=r"(m)
-      : "r"(A[0]));
+      : "r"(A[0]), "r"(inv));
   asm(
       "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
       "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"

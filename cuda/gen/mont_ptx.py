@@ -38,6 +38,7 @@ FIELDS = {
     "fr": (0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001, 8),
 }
 M32 = (1 << 32) - 1
+FIELDS_BY_N = {n: p for p, n in FIELDS.values()}
 
 
 def words(x, n):
@@ -66,8 +67,13 @@ def program(p, n):
             ch.append(("mullo", f"B{j-1}", f"a{j}", bi))
             ch.append(("mulhi", f"B{j}", f"a{j}", bi))
         blocks.append(ch)
-        # 3. m = A_0·inv.
-        blocks.append([("mullo", "m", "A0", f"#{inv}")])
+        # 3. m = A_0·inv. For Fr, inv = −1 (p_0 = 1), and given it as an
+        # immediate ptxas rewrites m as −A_0 and then splits every m·p_j
+        # pair of steps 4 and 5 into two instructions (IMAD.X and
+        # IMAD.HI.U32.X) instead of one IMAD.WIDE.U32.X: 48 instructions a
+        # product more. So Fr's inv comes in a register, from constant
+        # memory (field.cuh: d_fr_inv), which ptxas does not see through.
+        blocks.append([("mullo", "m", "A0", "inv" if n == 8 else f"#{inv}")])
         # 4. A += even products of m·p.
         ch = []
         for j in range(0, n, 2):
@@ -98,6 +104,7 @@ def run(blocks, a, b, n):
         r[f"b{i}"] = b[i]
     for k in range(n + 1):
         r[f"A{k}"] = 0
+    r["inv"] = (-pow(FIELDS_BY_N[n], -1, 1 << 32)) % (1 << 32)
     val = lambda x: int(x[1:]) if x.startswith("#") else r[x]
     for ch in blocks:
         cf = None  # the carry flag does not live between statements
@@ -157,12 +164,13 @@ PTX = {
 
 def cexpr(x):
     """The C expression of a register name: a3 → a[3], m → m."""
-    return "m" if x == "m" else f"{x[0]}[{x[1:]}]"
+    return x if x in ("m", "inv") else f"{x[0]}[{x[1:]}]"
 
 
 def emit(name, p, n):
     blocks = program(p, n)
-    out = [f"__device__ __forceinline__ void pb_mont_{name}(uint32_t *r, const uint32_t *a, const uint32_t *b) {{",
+    inv_param = ", uint32_t inv" if n == 8 else ""
+    out = [f"__device__ __forceinline__ void pb_mont_{name}(uint32_t *r, const uint32_t *a, const uint32_t *b{inv_param}) {{",
            f"  uint32_t A[{n + 1}], B[{n}], m;",
            f"#pragma unroll\n  for (int k = 0; k <= {n}; k++) A[k] = 0;"]
     for ch in blocks:
