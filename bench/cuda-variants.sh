@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # cuda-variants.sh OUTDIR NAME=FLAGS... — on the GPU machine: builds the CUDA
 # library once per compile-time variant (extra nvcc flags; NAME=, with no
-# flags, is the default build), all at once, then times each one's NTT
-# (perfbot_cuda_selftest bench 24 ntt) in turn, twice, interleaved, so that a
-# drift of the machine shows. Writes OUTDIR/variants.txt (one line per run:
-# the variant and its NTT rows) and each build's log.
+# flags, is the default build), all at once, then times each one in turn,
+# twice, interleaved, so that a drift of the machine shows. BENCH is what
+# perfbot_cuda_selftest bench times: "24 ntt" (default) the NTT and quotient
+# up to 2^24, "24" the MSM and transfers too. Writes OUTDIR/variants.txt
+# (one line per timing row: the variant, the round, the row) and each
+# build's log.
 #
-#   bench/cuda-variants.sh build/var base= lean=-DPB_NTT_LEAN=1 call=-DPB_FR_CALL=1
+#   bench/cuda-variants.sh build/var base= noptx=-DPB_NO_PTX_FR
+#   BENCH=24 bench/cuda-variants.sh build/var base= noptx=-DPB_NO_PTX_FR
 set -uo pipefail
 out=${1:?usage: cuda-variants.sh OUTDIR NAME=FLAGS...}
 shift
@@ -31,7 +34,8 @@ done
 echo "builds: $(( $(date +%s) - t0 )) s"
 for round in 1 2; do
   for name in "${names[@]}"; do
-    build/var-$name/perfbot_cuda_selftest bench 24 ntt 2>&1 | grep -E "^ntt_device" | sed "s/^/$name round $round: /" |
+    build/var-$name/perfbot_cuda_selftest bench ${BENCH:-24 ntt} 2>&1 | grep -E "^(msm|ntt|quotient)" |
+      sed "s/^/$name round $round: /" |
       tee -a "$out/variants.txt"
   done
 done

@@ -14,9 +14,7 @@
 # "2^20"), PROVE_COUNT proofs each (default 3) after PROVE_WARMUP unrecorded
 # ones (default 1).
 #
-#   VARIANT_FLAGS="-DPB_NO_PREFETCH"  also builds the library with these
-#       extra compiler flags in build/variant and times it beside the default
-#       (bench-variant.txt): an A/B of a compile-time switch in one run
+# (Compile-time variants side by side: bench/cuda-variants.sh.)
 #   NTT_SETTINGS="2/pow 4/table 8/table"  also times the NTT under each
 #       PERFBOT_NTT_RADIX/PERFBOT_NTT_TWIST setting (ntt-settings.txt)
 #   NCU=1   profiles the MSM accumulation and an NTT pass with Nsight
@@ -31,15 +29,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,te
 cat "$out/gpu.txt"
 t0=$(date +%s)
 flags="-O3 -std=c++17 -arch=${CUDA_ARCH:-sm_90} -lineinfo"
-if [ -n "${VARIANT_FLAGS:-}" ]; then
-  make -j4 cuda BUILD=build/variant NVFLAGS="$flags $VARIANT_FLAGS" > "$out/build-variant.log" 2>&1 &
-  variant_pid=$!
-fi
 if ! make -j4 cuda NVFLAGS="$flags -Xptxas -v" > "$out/build.log" 2>&1; then
   tail -40 "$out/build.log"; echo "cuda.sh: build failed (log: $out/build.log)"; exit 1
-fi
-if [ -n "${VARIANT_FLAGS:-}" ] && ! wait "$variant_pid"; then
-  tail -20 "$out/build-variant.log"; echo "cuda.sh: variant build failed"; exit 1
 fi
 echo "build: $(( $(date +%s) - t0 )) s"
 cuobjdump -sass build/libperfbot_cuda.so 2>/dev/null | awk '/Function :/ {f = $3} /LDG|LDS|STS|STG/ {
@@ -54,10 +45,6 @@ if [ -z "${SKIP_CHECK:-}" ]; then
   grep -E '^FAIL|failures' "$out/check.log"
 fi
 [ -z "${SKIP_BENCH:-}" ] && build/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench.txt" | tail -40
-if [ -n "${VARIANT_FLAGS:-}" ] && [ -z "${SKIP_BENCH:-}" ]; then
-  echo "variant ($VARIANT_FLAGS):"
-  build/variant/perfbot_cuda_selftest bench "$maxlog" 2>&1 | tee "$out/bench-variant.txt" | grep -E "^(msm|ntt)"
-fi
 for setting in ${NTT_SETTINGS:-}; do
   echo "ntt setting radix ${setting%/*}, twist ${setting#*/}:" | tee -a "$out/ntt-settings.txt"
   PERFBOT_NTT_RADIX=${setting%/*} PERFBOT_NTT_TWIST=${setting#*/} build/perfbot_cuda_selftest bench 24 ntt 2>&1 |

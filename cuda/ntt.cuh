@@ -42,20 +42,16 @@ __device__ __forceinline__ DFr ldg(const DFr *p) {
 // are not unrolled, and the PowTable products (coset scales, the twist
 // without a table) are one out-of-line function rather than a copy at
 // every use.
-struct PowTable;
-__device__ __noinline__ DFr pow_get(const PowTable &t, uint64_t e);
-
+//
 // PowTable holds b^i for i < 2^lb (lo) and f·b^(j·2^lb) for j < 2^hb (hi),
 // f being an optional factor folded into every power.
 struct PowTable {
   DFr *lo = nullptr, *hi = nullptr;
   int lb = 0, hb = 0;
-  __device__ __forceinline__ DFr get(uint64_t e) const { return pow_get(*this, e); }
+  __device__ __noinline__ DFr get(uint64_t e) const {
+    return ldg(hi + (e >> lb)) * ldg(lo + (e & ((1ull << lb) - 1)));
+  }
 };
-
-__device__ __noinline__ DFr pow_get(const PowTable &t, uint64_t e) {
-  return ldg(t.hi + (e >> t.lb)) * ldg(t.lo + (e & ((1ull << t.lb) - 1)));
-}
 
 __device__ __forceinline__ uint32_t bit_rev(uint32_t x, int bits) {
   return bits == 0 ? 0 : __brev(x) >> (32 - bits);
