@@ -9,6 +9,7 @@
 # build's log.
 #
 #   bench/cuda-variants.sh build/var base= noptx=-DPB_NO_PTX_FR
+#   bench/cuda-variants.sh build/var v6= v5b="-DPB_MONT_PLAIN -DPB_NO_PTX_CHAINS"
 #   BENCH=24 bench/cuda-variants.sh build/var base= noptx=-DPB_NO_PTX_FR
 set -uo pipefail
 out=${1:?usage: cuda-variants.sh OUTDIR NAME=FLAGS...}
@@ -17,6 +18,11 @@ shift
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
 flags="-O3 -std=c++17 -arch=${CUDA_ARCH:-sm_90} -lineinfo"
+# -DPB_MONT_PLAIN (field.cuh) needs the generator's --plain products.
+mkdir -p build/mont-plain
+python3 cuda/gen/mont_ptx.py --plain > build/mont-plain/mont_ptx_plain.cuh 2> /dev/null ||
+  { echo "cuda-variants.sh: cuda/gen/mont_ptx.py --plain failed"; exit 1; }
+flags="$flags -I$PWD/build/mont-plain"
 names=()
 pids=()
 for v in "$@"; do

@@ -60,9 +60,10 @@ if [ -n "${NCU:-}" ]; then
       timeout 200 "$ncu" --kernel-name regex:'msm_runs|ntt_dif_rounds|msm_reduce' --launch-count 4 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section ComputeWorkloadAnalysis \
         --section MemoryWorkloadAnalysis --section LaunchStats --section SourceCounters \
+        --metrics "sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,regex:smsp__average_warps_issue_stalled_(wait|math_pipe_throttle|dispatch_stall|not_selected|long_scoreboard|barrier|short_scoreboard)_per_issue_active\.ratio" \
         build/perfbot_cuda_selftest once ${what/:/ } >> "$out/ncu.txt" 2>&1 || echo "ncu $what failed: $(tail -3 "$out/ncu.txt")"
     done
-    grep -E "msm_runs|ntt_dif|Duration|Throughput|Achieved Occupancy|Registers|Issue Slots|Stall|ERR|Warning" "$out/ncu.txt" | head -60
+    grep -E "msm_runs|ntt_dif|Duration|Throughput|Achieved Occupancy|Registers|Issue Slots|Stall|ERR|Warning|fmaheavy_cycles|alu_cycles|issue_stalled|inst_executed.sum" "$out/ncu.txt" | head -80
   fi
 fi
 lib=$PWD/build/libperfbot_cuda.so

@@ -13,7 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// On the device, add, subtract and the product's final reduction run as
+// PTX carry chains (mont_ptx.cuh: pb_add_*, pb_sub_*, pb_reduce_*);
+// -DPB_NO_PTX_CHAINS keeps the C++ forms below, to measure one against the
+// other.
+#if defined(__CUDA_ARCH__) && !defined(PB_NO_PTX) && !defined(PB_NO_PTX_CHAINS)
+#define PB_PTX_CHAINS 1
+#else
+#define PB_PTX_CHAINS 0
+#endif
+
+// PB_MONT_PLAIN builds against the products without Fr's multiply-free
+// low words, to measure one against the other: bench/cuda-variants.sh
+// writes that header (cuda/gen/mont_ptx.py --plain) into the build and
+// puts it on the include path.
+#if defined(PB_MONT_PLAIN)
+#include "mont_ptx_plain.cuh"
+#else
 #include "mont_ptx.cuh"
+#endif
 
 #if defined(__CUDACC__)
 #define PB_HD __host__ __device__ __forceinline__
@@ -164,6 +182,14 @@ template <class P, class W> struct alignas(sizeof(W) == 4 ? 16 : 8) Fe {
   }
 
   PB_HD Fe operator+(const Fe &b) const {
+#if PB_PTX_CHAINS
+    if constexpr (WB == 32) {
+      Fe r = *this;
+      if constexpr (N == 12) pb_add_fp(r.v, b.v);
+      else pb_add_fr(r.v, b.v);
+      return r;
+    }
+#endif
     W t[N];
     W carry = 0;
 #pragma unroll
@@ -175,6 +201,14 @@ template <class P, class W> struct alignas(sizeof(W) == 4 ? 16 : 8) Fe {
     return reduce_once(t, carry);
   }
   PB_HD Fe operator-(const Fe &b) const {
+#if PB_PTX_CHAINS
+    if constexpr (WB == 32) {
+      Fe r = *this;
+      if constexpr (N == 12) pb_sub_fp(r.v, b.v);
+      else pb_sub_fr(r.v, b.v);
+      return r;
+    }
+#endif
     Fe r;
     W borrow = 0;
 #pragma unroll
@@ -258,10 +292,19 @@ template <class P, class W> struct alignas(sizeof(W) == 4 ? 16 : 8) Fe {
       pb_mont_fp(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v));
     else
       pb_mont_fr(t, reinterpret_cast<const uint32_t *>(v), reinterpret_cast<const uint32_t *>(b.v), d_fr_inv);
+#if PB_PTX_CHAINS
+    Fe r;
+#pragma unroll
+    for (int i = 0; i < N; i++) r.v[i] = t[i];
+    if constexpr (N == 12) pb_reduce_fp(r.v);
+    else pb_reduce_fr(r.v);
+    return r;
+#else
     W tw[N];
 #pragma unroll
     for (int i = 0; i < N; i++) tw[i] = (W)t[i];
     return reduce_once(tw, 0);
+#endif
   }
 #endif
 

@@ -997,8 +997,140 @@ __device__ __forceinline__ void pb_mont_fp(uint32_t *r, const uint32_t *a, const
   for (int k = 0; k < 12; k++) r[k] = A[k];
 }
 
+__device__ __forceinline__ void pb_add_fp(uint32_t *r, const uint32_t *b) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<12>, pb_k<12>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "add.cc.u32 %0, %0, %12;\n\t"
+      "addc.cc.u32 %1, %1, %13;\n\t"
+      "addc.cc.u32 %2, %2, %14;\n\t"
+      "addc.cc.u32 %3, %3, %15;\n\t"
+      "addc.cc.u32 %4, %4, %16;\n\t"
+      "addc.cc.u32 %5, %5, %17;\n\t"
+      "addc.cc.u32 %6, %6, %18;\n\t"
+      "addc.cc.u32 %7, %7, %19;\n\t"
+      "addc.cc.u32 %8, %8, %20;\n\t"
+      "addc.cc.u32 %9, %9, %21;\n\t"
+      "addc.cc.u32 %10, %10, %22;\n\t"
+      "addc.u32 %11, %11, %23;\n\t"
+      "sub.cc.u32 pb_s0, %0, 0xffffaaab;\n\t"
+      "subc.cc.u32 pb_s1, %1, 0xb9feffff;\n\t"
+      "subc.cc.u32 pb_s2, %2, 0xb153ffff;\n\t"
+      "subc.cc.u32 pb_s3, %3, 0x1eabfffe;\n\t"
+      "subc.cc.u32 pb_s4, %4, 0xf6b0f624;\n\t"
+      "subc.cc.u32 pb_s5, %5, 0x6730d2a0;\n\t"
+      "subc.cc.u32 pb_s6, %6, 0xf38512bf;\n\t"
+      "subc.cc.u32 pb_s7, %7, 0x64774b84;\n\t"
+      "subc.cc.u32 pb_s8, %8, 0x434bacd7;\n\t"
+      "subc.cc.u32 pb_s9, %9, 0x4b1ba7b6;\n\t"
+      "subc.cc.u32 pb_s10, %10, 0x397fe69a;\n\t"
+      "subc.cc.u32 pb_s11, %11, 0x1a0111ea;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "setp.ne.u32 pb_P, pb_mask, 0;\n\t"
+      "selp.b32 %0, %0, pb_s0, pb_P;\n\t"
+      "selp.b32 %1, %1, pb_s1, pb_P;\n\t"
+      "selp.b32 %2, %2, pb_s2, pb_P;\n\t"
+      "selp.b32 %3, %3, pb_s3, pb_P;\n\t"
+      "selp.b32 %4, %4, pb_s4, pb_P;\n\t"
+      "selp.b32 %5, %5, pb_s5, pb_P;\n\t"
+      "selp.b32 %6, %6, pb_s6, pb_P;\n\t"
+      "selp.b32 %7, %7, pb_s7, pb_P;\n\t"
+      "selp.b32 %8, %8, pb_s8, pb_P;\n\t"
+      "selp.b32 %9, %9, pb_s9, pb_P;\n\t"
+      "selp.b32 %10, %10, pb_s10, pb_P;\n\t"
+      "selp.b32 %11, %11, pb_s11, pb_P;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7]), "+r"(r[8]), "+r"(r[9]), "+r"(r[10]), "+r"(r[11])
+      : "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]), "r"(b[8]), "r"(b[9]), "r"(b[10]), "r"(b[11]));
+}
+
+__device__ __forceinline__ void pb_sub_fp(uint32_t *r, const uint32_t *b) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<12>, pb_k<12>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "sub.cc.u32 %0, %0, %12;\n\t"
+      "subc.cc.u32 %1, %1, %13;\n\t"
+      "subc.cc.u32 %2, %2, %14;\n\t"
+      "subc.cc.u32 %3, %3, %15;\n\t"
+      "subc.cc.u32 %4, %4, %16;\n\t"
+      "subc.cc.u32 %5, %5, %17;\n\t"
+      "subc.cc.u32 %6, %6, %18;\n\t"
+      "subc.cc.u32 %7, %7, %19;\n\t"
+      "subc.cc.u32 %8, %8, %20;\n\t"
+      "subc.cc.u32 %9, %9, %21;\n\t"
+      "subc.cc.u32 %10, %10, %22;\n\t"
+      "subc.cc.u32 %11, %11, %23;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "and.b32 pb_k0, pb_mask, 0xffffaaab;\n\t"
+      "and.b32 pb_k1, pb_mask, 0xb9feffff;\n\t"
+      "and.b32 pb_k2, pb_mask, 0xb153ffff;\n\t"
+      "and.b32 pb_k3, pb_mask, 0x1eabfffe;\n\t"
+      "and.b32 pb_k4, pb_mask, 0xf6b0f624;\n\t"
+      "and.b32 pb_k5, pb_mask, 0x6730d2a0;\n\t"
+      "and.b32 pb_k6, pb_mask, 0xf38512bf;\n\t"
+      "and.b32 pb_k7, pb_mask, 0x64774b84;\n\t"
+      "and.b32 pb_k8, pb_mask, 0x434bacd7;\n\t"
+      "and.b32 pb_k9, pb_mask, 0x4b1ba7b6;\n\t"
+      "and.b32 pb_k10, pb_mask, 0x397fe69a;\n\t"
+      "and.b32 pb_k11, pb_mask, 0x1a0111ea;\n\t"
+      "add.cc.u32 %0, %0, pb_k0;\n\t"
+      "addc.cc.u32 %1, %1, pb_k1;\n\t"
+      "addc.cc.u32 %2, %2, pb_k2;\n\t"
+      "addc.cc.u32 %3, %3, pb_k3;\n\t"
+      "addc.cc.u32 %4, %4, pb_k4;\n\t"
+      "addc.cc.u32 %5, %5, pb_k5;\n\t"
+      "addc.cc.u32 %6, %6, pb_k6;\n\t"
+      "addc.cc.u32 %7, %7, pb_k7;\n\t"
+      "addc.cc.u32 %8, %8, pb_k8;\n\t"
+      "addc.cc.u32 %9, %9, pb_k9;\n\t"
+      "addc.cc.u32 %10, %10, pb_k10;\n\t"
+      "addc.u32 %11, %11, pb_k11;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7]), "+r"(r[8]), "+r"(r[9]), "+r"(r[10]), "+r"(r[11])
+      : "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]), "r"(b[8]), "r"(b[9]), "r"(b[10]), "r"(b[11]));
+}
+
+__device__ __forceinline__ void pb_reduce_fp(uint32_t *r) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<12>, pb_k<12>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "sub.cc.u32 pb_s0, %0, 0xffffaaab;\n\t"
+      "subc.cc.u32 pb_s1, %1, 0xb9feffff;\n\t"
+      "subc.cc.u32 pb_s2, %2, 0xb153ffff;\n\t"
+      "subc.cc.u32 pb_s3, %3, 0x1eabfffe;\n\t"
+      "subc.cc.u32 pb_s4, %4, 0xf6b0f624;\n\t"
+      "subc.cc.u32 pb_s5, %5, 0x6730d2a0;\n\t"
+      "subc.cc.u32 pb_s6, %6, 0xf38512bf;\n\t"
+      "subc.cc.u32 pb_s7, %7, 0x64774b84;\n\t"
+      "subc.cc.u32 pb_s8, %8, 0x434bacd7;\n\t"
+      "subc.cc.u32 pb_s9, %9, 0x4b1ba7b6;\n\t"
+      "subc.cc.u32 pb_s10, %10, 0x397fe69a;\n\t"
+      "subc.cc.u32 pb_s11, %11, 0x1a0111ea;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "setp.ne.u32 pb_P, pb_mask, 0;\n\t"
+      "selp.b32 %0, %0, pb_s0, pb_P;\n\t"
+      "selp.b32 %1, %1, pb_s1, pb_P;\n\t"
+      "selp.b32 %2, %2, pb_s2, pb_P;\n\t"
+      "selp.b32 %3, %3, pb_s3, pb_P;\n\t"
+      "selp.b32 %4, %4, pb_s4, pb_P;\n\t"
+      "selp.b32 %5, %5, pb_s5, pb_P;\n\t"
+      "selp.b32 %6, %6, pb_s6, pb_P;\n\t"
+      "selp.b32 %7, %7, pb_s7, pb_P;\n\t"
+      "selp.b32 %8, %8, pb_s8, pb_P;\n\t"
+      "selp.b32 %9, %9, pb_s9, pb_P;\n\t"
+      "selp.b32 %10, %10, pb_s10, pb_P;\n\t"
+      "selp.b32 %11, %11, pb_s11, pb_P;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7]), "+r"(r[8]), "+r"(r[9]), "+r"(r[10]), "+r"(r[11])
+      : );
+}
+
 __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const uint32_t *b, uint32_t inv) {
-  uint32_t A[9], B[8], m;
+  uint32_t A[9], B[8], m, h;
+  [[maybe_unused]] uint32_t c, d;
 #pragma unroll
   for (int k = 0; k <= 8; k++) A[k] = 0;
   asm(
@@ -1029,28 +1161,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1091,28 +1227,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1153,28 +1293,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1215,28 +1359,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1277,28 +1425,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1339,28 +1491,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1401,28 +1557,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1463,28 +1623,32 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
       : "=r"(m)
       : "r"(A[0]), "r"(inv));
   asm(
-      "mad.lo.cc.u32 %0, %9, 0x1, %0;\n\t"
-      "madc.hi.cc.u32 %1, %9, 0x1, %1;\n\t"
-      "madc.lo.cc.u32 %2, %9, 0xfffe5bfe, %2;\n\t"
-      "madc.hi.cc.u32 %3, %9, 0xfffe5bfe, %3;\n\t"
-      "madc.lo.cc.u32 %4, %9, 0x9a1d805, %4;\n\t"
-      "madc.hi.cc.u32 %5, %9, 0x9a1d805, %5;\n\t"
-      "madc.lo.cc.u32 %6, %9, 0x299d7d48, %6;\n\t"
-      "madc.hi.cc.u32 %7, %9, 0x299d7d48, %7;\n\t"
-      "addc.u32 %8, %8, 0x0;\n\t"
-      : "+r"(A[0]), "+r"(A[1]), "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
+      "mad.lo.cc.u32 %0, %7, 0xfffe5bfe, %0;\n\t"
+      "madc.hi.cc.u32 %1, %7, 0xfffe5bfe, %1;\n\t"
+      "madc.lo.cc.u32 %2, %7, 0x9a1d805, %2;\n\t"
+      "madc.hi.cc.u32 %3, %7, 0x9a1d805, %3;\n\t"
+      "madc.lo.cc.u32 %4, %7, 0x299d7d48, %4;\n\t"
+      "madc.hi.cc.u32 %5, %7, 0x299d7d48, %5;\n\t"
+      "addc.u32 %6, %6, 0x0;\n\t"
+      : "+r"(A[2]), "+r"(A[3]), "+r"(A[4]), "+r"(A[5]), "+r"(A[6]), "+r"(A[7]), "+r"(A[8])
       : "r"(m));
   asm(
-      "mad.lo.cc.u32 %0, %8, 0xffffffff, %0;\n\t"
-      "madc.hi.cc.u32 %1, %8, 0xffffffff, %1;\n\t"
-      "madc.lo.cc.u32 %2, %8, 0x53bda402, %2;\n\t"
-      "madc.hi.cc.u32 %3, %8, 0x53bda402, %3;\n\t"
-      "madc.lo.cc.u32 %4, %8, 0x3339d808, %4;\n\t"
-      "madc.hi.cc.u32 %5, %8, 0x3339d808, %5;\n\t"
-      "madc.lo.cc.u32 %6, %8, 0x73eda753, %6;\n\t"
-      "madc.hi.u32 %7, %8, 0x73eda753, %7;\n\t"
-      : "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
-      : "r"(m));
+      "min.u32 %0, %2, 0x1;\n\t"
+      "sub.u32 %1, %3, %0;\n\t"
+      : "=r"(c), "=r"(h)
+      : "r"(A[0]), "r"(m));
+  asm(
+      "add.cc.u32 %0, %9, %10;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %11;\n\t"
+      "madc.lo.cc.u32 %3, %10, 0x53bda402, %3;\n\t"
+      "madc.hi.cc.u32 %4, %10, 0x53bda402, %4;\n\t"
+      "madc.lo.cc.u32 %5, %10, 0x3339d808, %5;\n\t"
+      "madc.hi.cc.u32 %6, %10, 0x3339d808, %6;\n\t"
+      "madc.lo.cc.u32 %7, %10, 0x73eda753, %7;\n\t"
+      "madc.hi.u32 %8, %10, 0x73eda753, %8;\n\t"
+      : "=r"(d), "+r"(B[0]), "+r"(B[1]), "+r"(B[2]), "+r"(B[3]), "+r"(B[4]), "+r"(B[5]), "+r"(B[6]), "+r"(B[7])
+      : "r"(A[0]), "r"(m), "r"(h));
   asm(
       "add.cc.u32 %0, %1, %8;\n\t"
       "addc.cc.u32 %1, %2, %9;\n\t"
@@ -1499,6 +1663,105 @@ __device__ __forceinline__ void pb_mont_fr(uint32_t *r, const uint32_t *a, const
   A[8] = 0;
 #pragma unroll
   for (int k = 0; k < 8; k++) r[k] = A[k];
+}
+
+__device__ __forceinline__ void pb_add_fr(uint32_t *r, const uint32_t *b) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<8>, pb_k<8>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "add.cc.u32 %0, %0, %8;\n\t"
+      "addc.cc.u32 %1, %1, %9;\n\t"
+      "addc.cc.u32 %2, %2, %10;\n\t"
+      "addc.cc.u32 %3, %3, %11;\n\t"
+      "addc.cc.u32 %4, %4, %12;\n\t"
+      "addc.cc.u32 %5, %5, %13;\n\t"
+      "addc.cc.u32 %6, %6, %14;\n\t"
+      "addc.u32 %7, %7, %15;\n\t"
+      "sub.cc.u32 pb_s0, %0, 0x1;\n\t"
+      "subc.cc.u32 pb_s1, %1, 0xffffffff;\n\t"
+      "subc.cc.u32 pb_s2, %2, 0xfffe5bfe;\n\t"
+      "subc.cc.u32 pb_s3, %3, 0x53bda402;\n\t"
+      "subc.cc.u32 pb_s4, %4, 0x9a1d805;\n\t"
+      "subc.cc.u32 pb_s5, %5, 0x3339d808;\n\t"
+      "subc.cc.u32 pb_s6, %6, 0x299d7d48;\n\t"
+      "subc.cc.u32 pb_s7, %7, 0x73eda753;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "setp.ne.u32 pb_P, pb_mask, 0;\n\t"
+      "selp.b32 %0, %0, pb_s0, pb_P;\n\t"
+      "selp.b32 %1, %1, pb_s1, pb_P;\n\t"
+      "selp.b32 %2, %2, pb_s2, pb_P;\n\t"
+      "selp.b32 %3, %3, pb_s3, pb_P;\n\t"
+      "selp.b32 %4, %4, pb_s4, pb_P;\n\t"
+      "selp.b32 %5, %5, pb_s5, pb_P;\n\t"
+      "selp.b32 %6, %6, pb_s6, pb_P;\n\t"
+      "selp.b32 %7, %7, pb_s7, pb_P;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7])
+      : "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+}
+
+__device__ __forceinline__ void pb_sub_fr(uint32_t *r, const uint32_t *b) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<8>, pb_k<8>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "sub.cc.u32 %0, %0, %8;\n\t"
+      "subc.cc.u32 %1, %1, %9;\n\t"
+      "subc.cc.u32 %2, %2, %10;\n\t"
+      "subc.cc.u32 %3, %3, %11;\n\t"
+      "subc.cc.u32 %4, %4, %12;\n\t"
+      "subc.cc.u32 %5, %5, %13;\n\t"
+      "subc.cc.u32 %6, %6, %14;\n\t"
+      "subc.cc.u32 %7, %7, %15;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "and.b32 pb_k0, pb_mask, 0x1;\n\t"
+      "and.b32 pb_k1, pb_mask, 0xffffffff;\n\t"
+      "and.b32 pb_k2, pb_mask, 0xfffe5bfe;\n\t"
+      "and.b32 pb_k3, pb_mask, 0x53bda402;\n\t"
+      "and.b32 pb_k4, pb_mask, 0x9a1d805;\n\t"
+      "and.b32 pb_k5, pb_mask, 0x3339d808;\n\t"
+      "and.b32 pb_k6, pb_mask, 0x299d7d48;\n\t"
+      "and.b32 pb_k7, pb_mask, 0x73eda753;\n\t"
+      "add.cc.u32 %0, %0, pb_k0;\n\t"
+      "addc.cc.u32 %1, %1, pb_k1;\n\t"
+      "addc.cc.u32 %2, %2, pb_k2;\n\t"
+      "addc.cc.u32 %3, %3, pb_k3;\n\t"
+      "addc.cc.u32 %4, %4, pb_k4;\n\t"
+      "addc.cc.u32 %5, %5, pb_k5;\n\t"
+      "addc.cc.u32 %6, %6, pb_k6;\n\t"
+      "addc.u32 %7, %7, pb_k7;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7])
+      : "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+}
+
+__device__ __forceinline__ void pb_reduce_fr(uint32_t *r) {
+  asm(
+      "{\n\t"
+      ".reg .u32 pb_s<8>, pb_k<8>, pb_mask;\n\t"
+      ".reg .pred pb_P;\n\t"
+      "sub.cc.u32 pb_s0, %0, 0x1;\n\t"
+      "subc.cc.u32 pb_s1, %1, 0xffffffff;\n\t"
+      "subc.cc.u32 pb_s2, %2, 0xfffe5bfe;\n\t"
+      "subc.cc.u32 pb_s3, %3, 0x53bda402;\n\t"
+      "subc.cc.u32 pb_s4, %4, 0x9a1d805;\n\t"
+      "subc.cc.u32 pb_s5, %5, 0x3339d808;\n\t"
+      "subc.cc.u32 pb_s6, %6, 0x299d7d48;\n\t"
+      "subc.cc.u32 pb_s7, %7, 0x73eda753;\n\t"
+      "subc.u32 pb_mask, 0x0, 0x0;\n\t"
+      "setp.ne.u32 pb_P, pb_mask, 0;\n\t"
+      "selp.b32 %0, %0, pb_s0, pb_P;\n\t"
+      "selp.b32 %1, %1, pb_s1, pb_P;\n\t"
+      "selp.b32 %2, %2, pb_s2, pb_P;\n\t"
+      "selp.b32 %3, %3, pb_s3, pb_P;\n\t"
+      "selp.b32 %4, %4, pb_s4, pb_P;\n\t"
+      "selp.b32 %5, %5, pb_s5, pb_P;\n\t"
+      "selp.b32 %6, %6, pb_s6, pb_P;\n\t"
+      "selp.b32 %7, %7, pb_s7, pb_P;\n\t"
+      "}\n\t"
+      : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7])
+      : );
 }
 
 #endif
