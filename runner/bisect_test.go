@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -216,9 +217,21 @@ func TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes(t *testing.T)
 		if row.Phase == "solve" && row.Verdict != analysis.VerdictRegression {
 			t.Errorf("solve in c19 against c18: %s %+.1f%%; want the regression", row.Verdict, row.DeltaPct)
 		}
-		if row.Phase == "parse" && row.Changed() {
-			t.Errorf("parse in c19 against c18: %s %+.1f%%; want no change", row.Verdict, row.DeltaPct)
+	}
+	// The change in total is solve's. parse did not change, but its own
+	// verdict is a test at α = 0.05 on six timings a side, with the other
+	// packages' tests on the same two cores: it once read −6.9% here, so
+	// the check is on sizes, not on parse's verdict. solve's extra work is
+	// about a quarter of the total; parse's noise a few percent of its part.
+	var shares []analysis.PhaseShare
+	for _, a := range c.Attribution {
+		if a.Benchmark == "Work/size=small" && a.Unit == "sec/op" {
+			shares = a.Phases
 		}
+	}
+	if len(shares) != 2 || shares[0].Phase != "solve" || shares[1].Phase != "parse" ||
+		math.Abs(shares[1].Delta) > shares[0].Delta/2 {
+		t.Errorf("attribution of c19 against c18: %+v; want solve's change first and parse's under half of it", shares)
 	}
 	wantCmd := fmt.Sprintf("perfbot compare --repo %s --base %s --head %s --count 6", dir, shas[18], shas[19])
 	if len(rep.Reproduce) == 0 || rep.Reproduce[0] != wantCmd {
