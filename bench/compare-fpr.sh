@@ -15,8 +15,11 @@
 # Levers against noise (default: unset, the default config): PROVE_COUNT=K
 # makes K measured proofs per process (the run's value is their median);
 # CPUS=LIST pins every run to those CPUs (`cpus:` in .perfbot.yml, e.g.
-# CPUS=1 to leave CPU 0 to the system). Either commits a .perfbot.yml to the
-# base revision. MAX_COUNT=M passes --max-count M (the cap on runs a side
+# CPUS=1 to leave CPU 0 to the system). PROFILE=on|off writes the default
+# config itself with prove's CPU profile on or off (and `cpus: auto`, as the
+# default has, unless CPUS says otherwise), so that two OUTDIRs run with
+# PROFILE=on and PROFILE=off, alternately, measure what profiling costs
+# detection. Any of these commits a .perfbot.yml to the base revision. MAX_COUNT=M passes --max-count M (the cap on runs a side
 # while a phase is inconclusive). KINDS="planted" (or "aa") runs only that
 # kind; a measurement too long for one sitting can be split that way. An
 # OUTDIR that already holds a kind-i.json skips that comparison, so an
@@ -24,6 +27,7 @@
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
+case ${PROFILE:-} in '' | on | off) ;; *) echo "compare-fpr: PROFILE is on or off, not '$PROFILE'" >&2; exit 2 ;; esac
 top=$(git rev-parse --show-toplevel)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -32,7 +36,7 @@ trap 'rm -rf "$work"' EXIT
 
 git clone -q "$top" "$work/repo"
 cd "$work/repo"
-if [ -n "${PROVE_COUNT:-}${CPUS:-}" ]; then
+if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}" ]; then
   cat > .perfbot.yml <<YML
 build:
   - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
@@ -41,9 +45,14 @@ benchmarks:
     command: ["\${PERFBOT_OUT}/perfbot", prove]
     args: [--constraints, "2^16", --count, "${PROVE_COUNT:-1}", --warmup, "1", --srs, random, --quiet]
 YML
-  [ -n "${CPUS:-}" ] && echo "    cpus: \"$CPUS\"" >> .perfbot.yml
+  if [ -n "${CPUS:-}" ]; then
+    echo "    cpus: \"$CPUS\"" >> .perfbot.yml
+  elif [ -n "${PROFILE:-}" ]; then
+    echo "    cpus: auto" >> .perfbot.yml
+  fi
+  [ "${PROFILE:-}" = on ] && echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
   git add .perfbot.yml
-  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-all}"
+  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off}"
 fi
 base=$(git rev-parse HEAD)
 # The spin goes right after the phase's labelled span (pprof.Do, whose
