@@ -19,8 +19,9 @@
 # config itself with prove's CPU profile on or off (and `cpus: auto`, as the
 # default has, unless CPUS says otherwise), so that two OUTDIRs run with
 # PROFILE=on and PROFILE=off, alternately, measure what profiling costs
-# detection. Any of these commits a .perfbot.yml to the base revision. MAX_COUNT=M passes --max-count M (the cap on runs a side
-# while a phase is inconclusive). KINDS="planted" (or "aa") runs only that
+# detection. Any of these commits a .perfbot.yml to the base revision.
+# MAX_COUNT=M passes --max-count M (the cap on runs a side while a phase is
+# inconclusive). KINDS="planted" (or "aa") runs only that
 # kind; a measurement too long for one sitting can be split that way. An
 # OUTDIR that already holds a kind-i.json skips that comparison, so an
 # interrupted run resumes where it stopped.

@@ -67,6 +67,7 @@ def program(p, n):
     a0.., b0.., A0.., B0.., T0.., m and immediate constants."""
     pw = words(p, n)
     inv = (-pow(p, -1, 1 << 32)) % (1 << 32)
+    low = special_low(pw)
     blocks = []
     for i in range(n):
         bi = f"b{i}"
@@ -91,7 +92,6 @@ def program(p, n):
         # memory (field.cuh: d_fr_inv), which ptxas does not see through.
         blocks.append([("mullo", "m", "A0", "inv" if n == 8 else f"#{inv}")])
         # 4. A += even products of m·p.
-        low = special_low(pw)
         ch = []
         for j in range(2 if low else 0, n, 2):
             ch.append(("madlo", f"A{j}", "m", f"#{pw[j]}", f"A{j}", j > (2 if low else 0)))
