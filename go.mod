@@ -6,6 +6,7 @@ require (
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/bradleyfalzon/ghinstallation/v2 v2.10.0
 	github.com/consensys/gnark-crypto v0.22.0
+	github.com/gofrs/flock v0.13.2
 	github.com/google/go-github/v60 v60.0.0
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/hodgesds/perf-utils v0.7.0

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // driver "postgres"
 	"github.com/pressly/goose/v3"
@@ -84,12 +86,25 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	if d.Driver == DriverSQLite {
+		// Opening a new file switches it to WAL, a switch that does not
+		// wait on busy_timeout, and then migrates it: processes that open
+		// the same file at once take turns (see lockSQLite).
+		if err := os.MkdirAll(filepath.Dir(d.Path), 0o750); err != nil {
+			return nil, fmt.Errorf("open database %s: create directory: %w", d, err)
+		}
+		unlock, err := lockSQLite(ctx, d.Path)
+		if err != nil {
+			return nil, fmt.Errorf("open database %s: %w", d, err)
+		}
+		defer unlock()
+	}
 	db, err := open(ctx, d, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", d, err)
 	}
 	if !opts.NoMigrate {
-		if _, err := db.Migrate(ctx); err != nil {
+		if _, err := db.migrate(ctx); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open database %s: %w", d, err)
 		}
@@ -116,9 +131,6 @@ func open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 	case DriverSQLite:
 		dialect, dir = goose.DialectSQLite3, migrations.SQLite
 		bindSQLite.Do(func() { sqlx.BindDriver(DriverSQLite, sqlx.QUESTION) })
-		if err := os.MkdirAll(filepath.Dir(d.Path), 0o750); err != nil {
-			return nil, fmt.Errorf("create directory: %w", err)
-		}
 	default:
 		return nil, fmt.Errorf("unknown driver %q", d.Driver)
 	}
@@ -170,6 +182,19 @@ func (db *DB) String() string { return db.dsn.String() }
 // none when the schema is up to date. A database migrated by a newer
 // perfbot is refused with ErrSchemaTooNew.
 func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
+	if db.dsn.Driver == DriverSQLite {
+		unlock, err := lockSQLite(ctx, db.dsn.Path)
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		defer unlock()
+	}
+	return db.migrate(ctx)
+}
+
+// migrate is Migrate for a caller that holds lockSQLite for SQLite (on
+// PostgreSQL, goose's session lock serialises Up itself).
+func (db *DB) migrate(ctx context.Context) ([]Migration, error) {
 	current, err := db.migrator.GetDBVersion(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: schema version: %w", err)
@@ -180,12 +205,6 @@ func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
 	}
 	results, err := db.migrator.Up(ctx)
 	if err != nil {
-		// Another process may have applied the same migrations at the
-		// same moment (goose has no lock for SQLite; this one's attempt
-		// was rolled back): then nothing is left to do.
-		if pending, perr := db.migrator.HasPending(ctx); perr == nil && !pending {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	applied := make([]Migration, 0, len(results))
@@ -204,6 +223,42 @@ func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
 		applied = append(applied, river...)
 	}
 	return applied, nil
+}
+
+// sqliteLockWait bounds how long lockSQLite waits for another process,
+// as the PostgreSQL session lock does for migrations.
+const sqliteLockWait = 5 * time.Minute
+
+// lockSQLite takes an exclusive lock on the file PATH.lock (created if
+// missing and left in place: removing a lock file while another process
+// waits on it would let two in), waiting while another process holds it,
+// and returns the function that releases it. Open holds it while it
+// connects and migrates, Migrate while it migrates. Without it, processes
+// opening a new database at once fail with "database is locked" (the
+// switch to WAL does not wait on busy_timeout) or "table already exists"
+// (goose has no lock for SQLite; two apply migration 1, and migration 5
+// runs outside a transaction). The lock is a file of its own because
+// closing any descriptor of the database file in a process drops SQLite's
+// POSIX locks on it. A directory perfbot cannot write to gets no lock
+// file; nor, then, can SQLite create its WAL there, so such a database
+// only opens when its schema is up to date and WAL files exist already.
+func lockSQLite(ctx context.Context, path string) (func(), error) {
+	l := flock.New(path + ".lock")
+	wctx, cancel := context.WithTimeout(ctx, sqliteLockWait)
+	defer cancel()
+	ok, err := l.TryLockContext(wctx, 20*time.Millisecond)
+	switch {
+	case ok:
+		return func() { l.Unlock() }, nil
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
+		return func() {}, nil
+	case ctx.Err() == nil && wctx.Err() != nil:
+		// A lock dies with its process, so a live one holds it.
+		return nil, fmt.Errorf("another perfbot process has held %s for %v (opening or migrating the database); wait for it to finish or stop it",
+			l.Path(), sqliteLockWait)
+	default:
+		return nil, fmt.Errorf("lock %s: %w", l.Path(), err)
+	}
 }
 
 // riverLockKey is the PostgreSQL advisory lock that serialises River's

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
@@ -193,5 +195,53 @@ func TestErrorsNameTheOperation(t *testing.T) {
 		if errors.Is(err, store.ErrNotFound) {
 			t.Errorf("error %v on a closed database wraps ErrNotFound", err)
 		}
+	}
+}
+
+// TestSQLiteOpenWaitsForTheLock holds the lock another process opening or
+// migrating the file would hold: Open waits for it (here until its context
+// ends, saying which file it waited on), and opens once it is released.
+func TestSQLiteOpenWaitsForTheLock(t *testing.T) {
+	path := sqliteDB(t)
+	held := flock.New(path + ".lock")
+	if err := held.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	db, err := store.Open(ctx, path, store.Options{})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open succeeded while another holder had the lock")
+	}
+	if !strings.Contains(err.Error(), path+".lock") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Open while locked: %v; want the lock file named and the context's deadline", err)
+	}
+	if waited := time.Since(start); waited < 250*time.Millisecond {
+		t.Errorf("Open gave up after %v; want it to wait for its context (300ms)", waited)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the database file exists after a refused Open (stat: %v); want nothing created", err)
+	}
+
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		held.Unlock()
+		close(released)
+	}()
+	db, err = store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatalf("Open after the lock's release: %v", err)
+	}
+	defer db.Close()
+	select {
+	case <-released:
+	default:
+		t.Error("Open returned before the lock was released")
+	}
+	if current, latest, err := db.SchemaVersion(context.Background()); err != nil || current != latest {
+		t.Errorf("SchemaVersion after Open = %d, %d, %v; want the schema migrated to the latest version", current, latest, err)
 	}
 }

@@ -800,7 +800,7 @@ func testMigrate(t *testing.T, dsn string) {
 func testConcurrentOpen(t *testing.T, dsn string) {
 	// Several processes starting at once on a new database: one migrates,
 	// the others wait or find the work done.
-	const n = 4
+	const n = 8
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	dbs := make([]*store.DB, n)
