@@ -51,10 +51,10 @@ static int32_t pb_g1_upload(pb_fns *f, perfbot_cuda_ctx *c, const void *p, uint6
 	            f->g1_upload)(c, p, n, o, e);
 }
 static void pb_g1_free(pb_fns *f, perfbot_cuda_points *p) { ((void (*)(perfbot_cuda_points *))f->g1_free)(p); }
-static int32_t pb_msm_g1(pb_fns *f, perfbot_cuda_ctx *c, perfbot_cuda_points *p, const void *s, uint64_t n, void *out,
-                         perfbot_cuda_timings *t, perfbot_cuda_error *e) {
+static int32_t pb_msm_g1(pb_fns *f, perfbot_cuda_ctx *c, perfbot_cuda_points *p, uint64_t off, const void *s, uint64_t n,
+                         void *out, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
 	return ((int32_t (*)(perfbot_cuda_ctx *, const perfbot_cuda_points *, uint64_t, const void *, uint64_t, int32_t,
-	                     void *, perfbot_cuda_timings *, perfbot_cuda_error *))f->msm_g1)(c, p, 0, s, n, 0, out, t, e);
+	                     void *, perfbot_cuda_timings *, perfbot_cuda_error *))f->msm_g1)(c, p, off, s, n, 0, out, t, e);
 }
 static int32_t pb_ntt(pb_fns *f, perfbot_cuda_ctx *c, void *d, int32_t log_n, int32_t dir, const void *w,
                       const void *g, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
@@ -73,7 +73,10 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"os"
+	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -95,6 +98,8 @@ var (
 	_ [144 - unsafe.Sizeof(bls12381.G1Jac{})]struct{}
 	_ [unsafe.Sizeof(fr.Element{}) - 32]struct{}
 	_ [32 - unsafe.Sizeof(fr.Element{})]struct{}
+	_ [C.PERFBOT_CUDA_ERR_MEMORY - CodeMemory]struct{}
+	_ [CodeMemory - C.PERFBOT_CUDA_ERR_MEMORY]struct{}
 )
 
 // A Library is libperfbot_cuda.so, loaded once per process (dlopen keeps
@@ -177,6 +182,30 @@ type Engine struct {
 	ctx   *C.perfbot_cuda_ctx
 	steps map[string]float64 // seconds per step since the last TakeSteps
 	order []string
+
+	keep bool    // KeepG1 keeps points (PERFBOT_GPU_KEEP_POINTS, and no memory error yet)
+	kept []*kept // points on the device across calls, by KeepG1
+}
+
+// kept is a slice of points uploaded once. points holds the caller's slice
+// so that its memory, the key MultiExpG1 finds it by, is not reused while
+// the device copy is in use.
+type kept struct {
+	points []bls12381.G1Affine
+	pts    *C.perfbot_cuda_points
+}
+
+// covers returns the offset of points inside k, if points is a part of
+// k's slice (the same memory).
+func (k *kept) covers(points []bls12381.G1Affine) (uint64, bool) {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(k.points)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(points)))
+	const size = unsafe.Sizeof(bls12381.G1Affine{})
+	if p < base || (p-base)%size != 0 {
+		return 0, false
+	}
+	off := uint64((p - base) / size)
+	return off, off+uint64(len(points)) <= uint64(len(k.points))
 }
 
 // NewEngine opens a context on device index dev.
@@ -191,7 +220,7 @@ func (l *Library) NewEngine(dev int) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("device %d: there are %d", dev, len(devs))
 	}
-	e := &Engine{lib: l, device: devs[dev], steps: map[string]float64{}}
+	e := &Engine{lib: l, device: devs[dev], steps: map[string]float64{}, keep: keepFromEnv()}
 	var ce C.perfbot_cuda_error
 	if err := cerr("open", C.pb_open(&l.fns, C.int32_t(dev), &e.ctx, &ce), &ce); err != nil {
 		return nil, err
@@ -206,6 +235,7 @@ func (e *Engine) Device() Device { return e.device }
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.releaseKept()
 	if e.ctx != nil {
 		C.pb_close(&e.lib.fns, e.ctx)
 		e.ctx = nil
@@ -215,12 +245,16 @@ func (e *Engine) Close() error {
 
 func (e *Engine) record(prefix string, t *C.perfbot_cuda_timings) {
 	for i := range int(t.n) {
-		name := prefix + C.GoString(&t.t[i].name[0])
-		if _, ok := e.steps[name]; !ok {
-			e.order = append(e.order, name)
-		}
-		e.steps[name] += float64(t.t[i].ms) / 1e3
+		e.addStep(prefix+C.GoString(&t.t[i].name[0]), float64(t.t[i].ms)/1e3)
 	}
+}
+
+// addStep adds seconds to step name (e.mu held).
+func (e *Engine) addStep(name string, seconds float64) {
+	if _, ok := e.steps[name]; !ok {
+		e.order = append(e.order, name)
+	}
+	e.steps[name] += seconds
 }
 
 // TakeSteps returns the device steps' times since the last call, in the
@@ -238,34 +272,134 @@ func (e *Engine) TakeSteps() []Step {
 
 var errClosed = errors.New("gpu engine is closed")
 
-// MultiExpG1 returns Σ scalars[i]·points[i], computed on the device. The
-// points are copied for the call (a proving key's queries are not yet kept
-// resident).
+// MultiExpG1 returns Σ scalars[i]·points[i], computed on the device. Points
+// that KeepG1 kept are used where they are; others are copied for the call
+// (the step upload_points).
 func (e *Engine) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	if len(points) != len(scalars) || len(points) == 0 {
 		// The CPU engine's answer: an error naming the lengths, or
 		// infinity for an empty sum.
 		return groth16.CPU{}.MultiExpG1(points, scalars)
 	}
-	var p bls12381.G1Jac
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.ctx == nil {
-		return p, errClosed
+		return bls12381.G1Jac{}, errClosed
+	}
+	p, err := e.msm(points, scalars)
+	if IsOutOfMemory(err) && len(e.kept) > 0 {
+		// The kept points took the memory this MSM needs: free them, keep
+		// no more, and try again once.
+		e.releaseKept()
+		e.keep = false
+		p, err = e.msm(points, scalars)
+	}
+	if err != nil {
+		return p, fmt.Errorf("multiexp g1: %w", err)
+	}
+	return p, nil
+}
+
+// msm runs one MSM with e.mu held: on kept points when points is a part of
+// a kept slice, else on a copy made for the call.
+func (e *Engine) msm(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	var p bls12381.G1Jac
+	pts, off := (*C.perfbot_cuda_points)(nil), uint64(0)
+	for _, k := range e.kept {
+		if o, ok := k.covers(points); ok {
+			pts, off = k.pts, o
+			break
+		}
+	}
+	if pts == nil {
+		var err error
+		if pts, err = e.upload(points); err != nil {
+			return p, err
+		}
+		defer C.pb_g1_free(&e.lib.fns, pts)
 	}
 	var ce C.perfbot_cuda_error
-	var pts *C.perfbot_cuda_points
-	if err := cerr("upload points", C.pb_g1_upload(&e.lib.fns, e.ctx, unsafe.Pointer(&points[0]), C.uint64_t(len(points)), &pts, &ce), &ce); err != nil {
-		return p, fmt.Errorf("multiexp g1: %w", err)
-	}
-	defer C.pb_g1_free(&e.lib.fns, pts)
 	var t C.perfbot_cuda_timings
-	rc := C.pb_msm_g1(&e.lib.fns, e.ctx, pts, unsafe.Pointer(&scalars[0]), C.uint64_t(len(scalars)), unsafe.Pointer(&p), &t, &ce)
+	rc := C.pb_msm_g1(&e.lib.fns, e.ctx, pts, C.uint64_t(off), unsafe.Pointer(&scalars[0]), C.uint64_t(len(scalars)), unsafe.Pointer(&p), &t, &ce)
 	if err := cerr("msm g1", rc, &ce); err != nil {
-		return p, fmt.Errorf("multiexp g1: %w", err)
+		return p, err
 	}
 	e.record("", &t)
 	return p, nil
+}
+
+// upload copies points to the device (e.mu held), timed as the step
+// upload_points.
+func (e *Engine) upload(points []bls12381.G1Affine) (*C.perfbot_cuda_points, error) {
+	var ce C.perfbot_cuda_error
+	var pts *C.perfbot_cuda_points
+	start := time.Now()
+	if err := cerr("upload points", C.pb_g1_upload(&e.lib.fns, e.ctx, unsafe.Pointer(&points[0]), C.uint64_t(len(points)), &pts, &ce), &ce); err != nil {
+		return nil, err
+	}
+	e.addStep("upload_points", time.Since(start).Seconds())
+	return pts, nil
+}
+
+// KeepG1 copies points to the device once and keeps them there until
+// Close, so that MultiExpG1 on them, or on any part of them, copies only
+// its scalars: groth16.Prove keeps a proving key's G1 queries this way.
+// The points must not change while kept (a proving key's never do). It is
+// best effort: when the device has no room it keeps nothing, now or
+// later, and MultiExpG1 copies points for each call as before; so it does
+// when PERFBOT_GPU_KEEP_POINTS=off, the setting for measuring what keeping
+// saves.
+func (e *Engine) KeepG1(points []bls12381.G1Affine) {
+	if len(points) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil || !e.keep {
+		return
+	}
+	for _, k := range e.kept {
+		if _, ok := k.covers(points); ok {
+			return
+		}
+	}
+	pts, err := e.upload(points)
+	if err != nil {
+		if IsOutOfMemory(err) {
+			e.keep = false
+		}
+		return // MultiExpG1 copies them, and reports any error that persists
+	}
+	e.kept = append(e.kept, &kept{points: points, pts: pts})
+}
+
+// Kept returns how many points the engine keeps on the device.
+func (e *Engine) Kept() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, k := range e.kept {
+		n += len(k.points)
+	}
+	return n
+}
+
+// releaseKept frees the kept points (e.mu held).
+func (e *Engine) releaseKept() {
+	for _, k := range e.kept {
+		C.pb_g1_free(&e.lib.fns, k.pts)
+	}
+	e.kept = nil
+}
+
+// keepFromEnv reads PERFBOT_GPU_KEEP_POINTS: off (or 0, false) turns
+// KeepG1 off.
+func keepFromEnv() bool {
+	switch strings.ToLower(os.Getenv("PERFBOT_GPU_KEEP_POINTS")) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
 }
 
 // MultiExpG2 runs on the CPU with gnark-crypto (groth16.CPU): the G2 MSM

@@ -204,6 +204,82 @@ func TestMSMEdgeCases(t *testing.T) {
 	}
 }
 
+// stepNames returns the names of the engine's steps since the last call.
+func stepNames(e *gpu.Engine) map[string]bool {
+	names := map[string]bool{}
+	for _, st := range e.TakeSteps() {
+		names[st.Name] = true
+	}
+	return names
+}
+
+// TestKeptPoints: points kept on the device serve MSMs on them and on any
+// part of them without being copied again, and give the same sums as
+// gnark-crypto; points not kept are copied for the call.
+func TestKeptPoints(t *testing.T) {
+	lib, err := gpu.Open("")
+	if errors.Is(err, gpu.ErrNoLibrary) {
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []string{"", "off"} {
+		t.Run("PERFBOT_GPU_KEEP_POINTS="+keep, func(t *testing.T) {
+			t.Setenv("PERFBOT_GPU_KEEP_POINTS", keep)
+			e, err := lib.NewEngine(0)
+			if errors.Is(err, gpu.ErrNoDevice) {
+				t.Skipf("GPU test skipped: %v", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			const n = 1 << 16
+			p, s := randomPoints(t, n), randomScalars(t, n)
+			e.KeepG1(p)
+			wantKept := n
+			if keep == "off" {
+				wantKept = 0
+			}
+			if got := e.Kept(); got != wantKept {
+				t.Fatalf("Kept() = %d after KeepG1 of %d points; want %d", got, n, wantKept)
+			}
+			if names := stepNames(e); names["upload_points"] != (keep == "") {
+				t.Errorf("KeepG1's steps %v: upload_points there = %v, want %v", names, names["upload_points"], keep == "")
+			}
+			e.KeepG1(p[10:20]) // a part of a kept slice: nothing new
+			if got := e.Kept(); got != wantKept {
+				t.Errorf("Kept() = %d after keeping a part again; want %d", got, wantKept)
+			}
+			for _, r := range []struct{ lo, hi int }{{0, n}, {0, 1}, {12345, 12345 + 1000}, {n - 7, n}} {
+				got, err := e.MultiExpG1(p[r.lo:r.hi], s[r.lo:r.hi])
+				if err != nil {
+					t.Fatalf("points [%d, %d): %v", r.lo, r.hi, err)
+				}
+				if want := refMSM(t, p[r.lo:r.hi], s[r.lo:r.hi]); !got.Equal(&want) {
+					t.Errorf("points [%d, %d): GPU MSM differs from gnark-crypto MultiExp", r.lo, r.hi)
+				}
+				if names := stepNames(e); names["upload_points"] == (keep == "") || !names["accumulate"] {
+					t.Errorf("points [%d, %d): steps %v; want accumulate, and upload_points only when not kept", r.lo, r.hi, names)
+				}
+			}
+			// A copy is other memory: uploaded for the call.
+			q := append([]bls12381.G1Affine(nil), p[:100]...)
+			got, err := e.MultiExpG1(q, s[:100])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := refMSM(t, q, s[:100]); !got.Equal(&want) {
+				t.Error("a copy of kept points: GPU MSM differs from gnark-crypto MultiExp")
+			}
+			if names := stepNames(e); !names["upload_points"] {
+				t.Errorf("an MSM on points not kept: steps %v; want upload_points", names)
+			}
+		})
+	}
+}
+
 // gnarkNTT is the reference: gnark-crypto's FFT, put in natural order.
 func gnarkNTT(v []fr.Element, inverse, coset bool) {
 	d := fft.NewDomain(uint64(len(v)))
@@ -306,9 +382,21 @@ func TestGPUProofsVerify(t *testing.T) {
 			units[m.Phase+" "+x.Unit] = true
 		}
 	}
-	for _, want := range []string{"msm_h accumulate-sec/op", "msm_h sort-sec/op", "ntt to_coset-sec/op"} {
+	for _, want := range []string{"msm_h accumulate-sec/op", "msm_h sort-sec/op", "ntt to_coset-sec/op", "msm_h upload_points-sec/op"} {
 		if !units[want] {
 			t.Errorf("no %q on the phase lines; have %v", want, units)
+		}
+	}
+	// The first proof kept the proving key's G1 queries on the device; the
+	// second copied none (and verified: Verify is on).
+	if len(sink.proofs) != 2 {
+		t.Fatalf("%d proofs, want 2", len(sink.proofs))
+	}
+	for _, m := range sink.proofs[1].Measurements {
+		for _, x := range m.Metrics {
+			if x.Unit == "upload_points-sec/op" {
+				t.Errorf("second proof: %s %s = %g; want no points copied (kept since the first)", m.Phase, x.Unit, x.Value)
+			}
 		}
 	}
 }

@@ -29,5 +29,7 @@ func (e *Engine) MultiExpG1([]bls12381.G1Affine, []fr.Element) (bls12381.G1Jac, 
 func (e *Engine) MultiExpG2([]bls12381.G2Affine, []fr.Element) (bls12381.G2Jac, error) {
 	return bls12381.G2Jac{}, ErrNoLibrary
 }
+func (e *Engine) KeepG1([]bls12381.G1Affine)                       {}
+func (e *Engine) Kept() int                                        { return 0 }
 func (e *Engine) QuotientH(a, b, c []fr.Element) error             { return ErrNoLibrary }
 func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error { return ErrNoLibrary }

@@ -49,6 +49,16 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cuda %s: %s (code %d)", e.Op, e.Message, e.Code)
 }
 
+// CodeMemory is the Error code for device or pinned host memory running
+// out (PERFBOT_CUDA_ERR_MEMORY).
+const CodeMemory = 4
+
+// IsOutOfMemory reports whether err is the library's out-of-memory error.
+func IsOutOfMemory(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && ce.Code == CodeMemory
+}
+
 // A Step is the time of one device step (a kernel or a copy), summed over
 // the calls since the engine's last TakeSteps.
 type Step struct {

@@ -40,6 +40,16 @@ type Offloader interface {
 	OffloadsG1() bool
 }
 
+// A Keeper is an offloading Engine that can keep G1 points on its device
+// across calls, so that a G1 MSM on them copies only its scalars. Before
+// each G1 MSM, Prove asks it to keep that MSM's points, a proving key's
+// query, which never changes; the first proof copies the points, later
+// proofs with the same key do not. Keeping is best effort: an engine
+// without room keeps nothing and copies the points for each MSM.
+type Keeper interface {
+	KeepG1(points []bls12381.G1Affine)
+}
+
 // offloads reports whether e is an Offloader that offloads.
 func offloads(e Engine) bool {
 	o, ok := e.(Offloader)

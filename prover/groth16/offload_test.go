@@ -14,9 +14,17 @@ import (
 // does: it records what Prove hands it.
 type offloadingCPU struct {
 	CPU
-	mu sync.Mutex
-	g1 []int // lengths of the G1 MSMs
-	g2 int   // G2 MSMs
+	mu     sync.Mutex
+	g1     []int // lengths of the G1 MSMs
+	g2     int   // G2 MSMs
+	kept   [][]bls12381.G1Affine
+	onKept int // G1 MSMs whose points are a kept slice's memory
+}
+
+func (o *offloadingCPU) KeepG1(points []bls12381.G1Affine) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.kept = append(o.kept, points)
 }
 
 func (o *offloadingCPU) OffloadsG1() bool { return true }
@@ -24,6 +32,12 @@ func (o *offloadingCPU) OffloadsG1() bool { return true }
 func (o *offloadingCPU) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
 	o.mu.Lock()
 	o.g1 = append(o.g1, len(points))
+	for _, k := range o.kept {
+		if len(points) > 0 && len(points) <= len(k) && &points[0] == &k[0] {
+			o.onKept++
+			break
+		}
+	}
 	o.mu.Unlock()
 	return o.CPU.MultiExpG1(points, scalars)
 }
@@ -64,6 +78,17 @@ func TestOffloadingEngineGetsWholeG1MSMsAndG2RunsBesideThem(t *testing.T) {
 	for name, s := range map[string]MSMStats{"A": st.A, "B1": st.B1, "L": st.L, "H": st.H} {
 		if s.MultiExp != s.Points || s.Zeros+s.Ones+s.Infinity != 0 {
 			t.Errorf("%s stats %+v: want every point in the MultiExp", name, s)
+		}
+	}
+	// Each G1 MSM's points were offered to the Keeper first (the proving
+	// key's queries themselves, which is how a GPU engine finds them kept),
+	// and the MSM ran on that memory.
+	if len(eng.kept) != 4 || eng.onKept != 4 {
+		t.Errorf("kept %d slices, %d MSMs on kept memory; want the 4 G1 queries, each used by its MSM", len(eng.kept), eng.onKept)
+	}
+	for i, q := range [][]bls12381.G1Affine{f.pk.A, f.pk.B1, f.pk.L, f.pk.H} {
+		if i < len(eng.kept) && (len(eng.kept[i]) != len(q) || &eng.kept[i][0] != &q[0]) {
+			t.Errorf("kept slice %d (%d points) is not the proving key's query %d (%d points)", i, len(eng.kept[i]), i, len(q))
 		}
 	}
 	// G2 ran once, on the host, with the 0/1 split.

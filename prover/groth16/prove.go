@@ -112,6 +112,14 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	// land in the phases it overlaps.
 	off := offloads(eng)
 	plainG1 := opts.plainMSM || off
+	// msmKey is msmG1 on a query of pk, which an offloading Keeper keeps
+	// on its device for this proof and the next ones.
+	msmKey := func(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, MSMStats, error) {
+		if k, ok := eng.(Keeper); ok && off {
+			k.KeepG1(points)
+		}
+		return msmG1(eng, points, scalars, plainG1)
+	}
 	var (
 		b2done    = make(chan struct{})
 		b2err     error
@@ -140,14 +148,14 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 				b2started = true
 				go pprof.Do(ctx, pprof.Labels("phase", PhaseMSMB2), func(context.Context) { runB2() })
 			}
-			msmA, st.A, err = msmG1(eng, pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)), plainG1)
+			msmA, st.A, err = msmKey(pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)))
 			return err
 		}},
 		{PhaseMSMB1, func() (err error) {
 			if !off {
 				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
 			}
-			msmB1, st.B1, err = msmG1(eng, pk.B1, bScalars, plainG1)
+			msmB1, st.B1, err = msmKey(pk.B1, bScalars)
 			return err
 		}},
 		{PhaseMSMB2, func() error {
@@ -160,11 +168,11 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return b2err
 		}},
 		{PhaseMSML, func() (err error) {
-			msmL, st.L, err = msmG1(eng, pk.L, aux, plainG1)
+			msmL, st.L, err = msmKey(pk.L, aux)
 			return err
 		}},
 		{PhaseMSMH, func() (err error) {
-			msmH, st.H, err = msmG1(eng, pk.H, h[:pk.DomainSize-1], plainG1)
+			msmH, st.H, err = msmKey(pk.H, h[:pk.DomainSize-1])
 			h = nil
 			return err
 		}},
