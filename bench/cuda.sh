@@ -77,11 +77,7 @@ if [ -x build/go/perfbot ]; then
       f="$out/prove-${size/^/_}-$backend.txt"
       build/go/perfbot prove --backend "$backend" --cuda-lib "$lib" --constraints "$size" --srs random \
         --count "${PROVE_COUNT:-3}" --warmup "${PROVE_WARMUP:-1}" --quiet --out "$f" || { status=1; continue; }
-      # median ns/op per phase
-      for phase in $(sed -n 's/^BenchmarkProve.*phase=\([a-z_0-9]*\).*/\1/p' "$f" | sort -u); do
-        grep "phase=$phase " "$f" | awk '{print $3}' | sort -n |
-          awk -v p="$phase" -v b="$backend" -v s="$size" '{x[NR] = $1} END {printf "%s %s %-10s %10.1f ms\n", b, s, p, x[int((NR+1)/2)] / 1e6}'
-      done
+      bench/phase-medians.sh "$f" ns/op "$backend $size"
     done
   done
 fi

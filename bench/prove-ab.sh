@@ -11,8 +11,8 @@
 #   BACKEND        perfbot prove's --backend (default gpu)
 #
 # Each process writes OUT/prove-SIZE-ARM-rROUND.txt; the script prints each
-# phase's median over an arm's measured proofs (ns/op, and the
-# upload_points step where there is one). benchstat on the all-*.txt files
+# phase's median over an arm's measured proofs (bench/phase-medians.sh:
+# ns/op, and the upload_points step where there is one). benchstat on the all-*.txt files
 # gives the test (no Go on the GPU machine: run it where you read them):
 #
 #   benchstat -filter .unit:ns/op -row /phase OUT/all-2_20-A.txt OUT/all-2_20-B.txt
@@ -28,21 +28,14 @@ out=${1:?usage: bench/prove-ab.sh OUT (settings in the environment: see the scri
 lib=${PERFBOT_CUDA_LIB:-$PWD/build/libperfbot_cuda.so}
 mkdir -p "$out"
 
-# median FILE UNIT: the median of each phase's UNIT values, in ms.
-median() {
-  local f=$1 unit=$2
-  for phase in $(sed -n 's/^BenchmarkProve.*phase=\([a-z_0-9]*\) .*/\1/p' "$f" | sort -u); do
-    grep "phase=$phase " "$f" | awk -v u="$unit" '{for (i = 3; i < NF; i++) if ($(i+1) == u) print $i}' | sort -g |
-      awk -v p="$phase" -v u="$unit" '{x[NR] = $1} END {if (NR) printf "%-10s %-22s %10.2f ms (n=%d)\n", p, u, (u == "ns/op" ? x[int((NR+1)/2)] / 1e6 : x[int((NR+1)/2)] * 1e3), NR}'
-  done
-}
+# bin ARM and envs ARM: arm A's or B's binary and environment.
+bin() { local v=$1_BIN; echo "${!v:-build/go/perfbot}"; }
+envs() { local v=$1_ENV; echo "${!v:-}"; }
 
 # run ARM SIZE FILE: one process of arm A or B.
 run() {
-  local bin env
-  if [ "$1" = A ]; then bin=${A_BIN:-build/go/perfbot} env=${A_ENV:-}; else bin=${B_BIN:-build/go/perfbot} env=${B_ENV:-}; fi
-  # shellcheck disable=SC2086 # env is a list of NAME=value words
-  env $env "$bin" prove --backend "${BACKEND:-gpu}" --cuda-lib "$lib" --constraints "$2" \
+  # shellcheck disable=SC2046 # the environment is a list of NAME=value words
+  env $(envs "$1") "$(bin "$1")" prove --backend "${BACKEND:-gpu}" --cuda-lib "$lib" --constraints "$2" \
     --srs random --count "${COUNT:-5}" --warmup 1 --quiet --out "$3"
 }
 
@@ -57,8 +50,8 @@ for size in ${SIZES:-2^20}; do
   done
   for arm in A B; do
     cat "$out"/prove-"$tag"-"$arm"-r*.txt > "$out/all-$tag-$arm.txt"
-    if [ "$arm" = A ]; then echo "== $size, A: ${A_BIN:-build/go/perfbot} ${A_ENV:-}"; else echo "== $size, B: ${B_BIN:-build/go/perfbot} ${B_ENV:-}"; fi
-    median "$out/all-$tag-$arm.txt" ns/op
-    median "$out/all-$tag-$arm.txt" upload_points-sec/op
+    echo "== $size, $arm: $(bin "$arm") $(envs "$arm")"
+    "$(dirname "$0")"/phase-medians.sh "$out/all-$tag-$arm.txt" ns/op
+    "$(dirname "$0")"/phase-medians.sh "$out/all-$tag-$arm.txt" upload_points-sec/op
   done
 done

@@ -13,12 +13,13 @@ import (
 // allocProgram has two phases and writes a heap profile where
 // -memprofile says. The head commit makes solve call plantedAlloc, which
 // allocates and fills plantedChunks chunks of 64 KiB that base never
-// allocates (and does more work in solve). It records every allocation (MemProfileRate 1), not one each
-// 4 KiB as perfbot prove does: sampled, a 16-byte allocation that happens
-// to be caught counts as 256 objects, and one such catch in 8 runs moved
-// plantedAlloc's objects a run from 256 to 289 in a CI run, past the
-// test's 10%. Counting every allocation makes the counts exact, and what
-// the test checks is perfbot's path from profiles to the report.
+// allocates (and does more work in solve). It records every allocation
+// (MemProfileRate 1), not one each 4 KiB as perfbot prove does: sampled,
+// a 16-byte allocation that happens to be caught counts as 256 objects,
+// and one such catch in 8 runs moved plantedAlloc's objects a run from
+// 256 to 289 in a CI run, past the test's 10%. Counting every allocation
+// makes the counts exact, and what the test checks is perfbot's path from
+// profiles to the report.
 const allocProgram = `package main
 
 import (

@@ -98,8 +98,8 @@ var (
 	_ [144 - unsafe.Sizeof(bls12381.G1Jac{})]struct{}
 	_ [unsafe.Sizeof(fr.Element{}) - 32]struct{}
 	_ [32 - unsafe.Sizeof(fr.Element{})]struct{}
-	_ [C.PERFBOT_CUDA_ERR_MEMORY - CodeMemory]struct{}
-	_ [CodeMemory - C.PERFBOT_CUDA_ERR_MEMORY]struct{}
+	_ [C.PERFBOT_CUDA_ERR_MEMORY - codeMemory]struct{}
+	_ [codeMemory - C.PERFBOT_CUDA_ERR_MEMORY]struct{}
 )
 
 // A Library is libperfbot_cuda.so, loaded once per process (dlopen keeps
@@ -287,7 +287,7 @@ func (e *Engine) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (b
 		return bls12381.G1Jac{}, errClosed
 	}
 	p, err := e.msm(points, scalars)
-	if IsOutOfMemory(err) && len(e.kept) > 0 {
+	if isOutOfMemory(err) && len(e.kept) > 0 {
 		// The kept points took the memory this MSM needs: free them, keep
 		// no more, and try again once.
 		e.releaseKept()
@@ -365,7 +365,7 @@ func (e *Engine) KeepG1(points []bls12381.G1Affine) {
 	}
 	pts, err := e.upload(points)
 	if err != nil {
-		if IsOutOfMemory(err) {
+		if isOutOfMemory(err) {
 			e.keep = false
 		}
 		return // MultiExpG1 copies them, and reports any error that persists

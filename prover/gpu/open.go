@@ -49,14 +49,14 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cuda %s: %s (code %d)", e.Op, e.Message, e.Code)
 }
 
-// CodeMemory is the Error code for device or pinned host memory running
+// codeMemory is the Error code for device or pinned host memory running
 // out (PERFBOT_CUDA_ERR_MEMORY).
-const CodeMemory = 4
+const codeMemory = 4
 
-// IsOutOfMemory reports whether err is the library's out-of-memory error.
-func IsOutOfMemory(err error) bool {
+// isOutOfMemory reports whether err is the library's out-of-memory error.
+func isOutOfMemory(err error) bool {
 	var ce *Error
-	return errors.As(err, &ce) && ce.Code == CodeMemory
+	return errors.As(err, &ce) && ce.Code == codeMemory
 }
 
 // A Step is the time of one device step (a kernel or a copy), summed over

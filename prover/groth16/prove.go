@@ -114,9 +114,10 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	plainG1 := opts.plainMSM || off
 	// msmKey is msmG1 on a query of pk, which an offloading Keeper keeps
 	// on its device for this proof and the next ones.
+	keeper, _ := eng.(Keeper)
 	msmKey := func(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, MSMStats, error) {
-		if k, ok := eng.(Keeper); ok && off {
-			k.KeepG1(points)
+		if keeper != nil && off {
+			keeper.KeepG1(points)
 		}
 		return msmG1(eng, points, scalars, plainG1)
 	}
