@@ -30,16 +30,23 @@ const (
 // CompareSeries compares one series' values, head against base, as
 // Compare compares a series that is the only one of its report: the
 // medians and their intervals, Mann-Whitney U (a Holm family of one, so
-// PValue is PRaw), the floor and the verdict with its reason. base and
-// head hold one value per run.
-func CompareSeries(key Key, base, head []float64, floor Floor, opts Options) Row {
+// PValue is PRaw adjusted for the looks alone), the floor, the change's
+// interval and the verdict with its reason. base and head hold one value
+// per run; looks says which look of a sequential design this is (the
+// zero Looks: the only one).
+func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, looks Looks) Row {
 	opts = opts.withDefaults()
-	c := &comparer{opts: opts}
-	row := c.row(key, base, head, floor)
-	c.decide(&row,
+	if len(looks.Runs) == 0 {
+		looks = FixedLooks(min(len(base), len(head)))
+	}
+	c := &comparer{opts: opts, looks: looks, shifts: make(map[Key]Shift)}
+	rows := []Row{c.row(key, base, head, floor)}
+	c.adjust(rows)
+	c.decide(&rows[0],
 		&side{runs: SideRuns{Total: len(base), OK: len(base)}},
 		&side{runs: SideRuns{Total: len(head), OK: len(head)}})
-	return row
+	c.detectable(rows)
+	return rows[0]
 }
 
 // A Classification is how one commit's values of a series compare with
@@ -67,11 +74,14 @@ type Classification struct {
 // Classify compares a commit's values of a series (probe, one per run)
 // with the good and the bad end's, with Compare's test and floor. A
 // comparison that finds a regression or an improvement counts as a
-// difference; no change and inconclusive do not.
-func Classify(key Key, good, bad, probe []float64, floor Floor, opts Options) Classification {
+// difference; no change and inconclusive do not. looks are the probe's
+// looks so far: each comparison tests at their sequential threshold, so
+// adding runs to an unsettled probe does not raise the chance of taking
+// it for the wrong end.
+func Classify(key Key, good, bad, probe []float64, floor Floor, opts Options, looks Looks) Classification {
 	c := Classification{
-		VsGood: CompareSeries(key, good, probe, floor, opts),
-		VsBad:  CompareSeries(key, bad, probe, floor, opts),
+		VsGood: CompareSeries(key, good, probe, floor, opts, looks),
+		VsBad:  CompareSeries(key, bad, probe, floor, opts, looks),
 		Class:  ProbeUnclear,
 		Nearer: ProbeGood,
 	}
@@ -97,10 +107,11 @@ func changed(row Row) bool {
 }
 
 // NeedMoreRuns reports whether more runs could settle the row: it is
-// inconclusive for too few runs or for noise (as Report.NeedMoreRuns
-// asks of the primary rows).
+// inconclusive for too few runs, for noise, or not yet confirmed (as
+// Report.NeedMoreRuns asks of the primary rows).
 func (row Row) NeedMoreRuns() bool {
-	return row.Verdict == VerdictInconclusive && (row.Reason == ReasonTooFewRuns || row.Reason == ReasonTooNoisy)
+	return row.Verdict == VerdictInconclusive &&
+		(row.Reason == ReasonTooFewRuns || row.Reason == ReasonTooNoisy || row.Reason == ReasonUnconfirmed)
 }
 
 // Changed reports whether the row found a regression or an improvement.

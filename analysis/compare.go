@@ -27,6 +27,20 @@ type Input struct {
 	// BaseEnv and HeadEnv describe where each side ran; either may be
 	// nil. Compare warns about every key whose values differ.
 	BaseEnv, HeadEnv Env
+	// Looks says which look of a sequential comparison this is (the
+	// runs a side at every look so far, and the design's most); the zero
+	// value is a single look, tested at α itself. Every look tests at
+	// the thresholds of Options.Spending, so that all of them together
+	// keep the chance of a false alarm at Options.Alpha.
+	Looks Looks
+	// Order and Seed say how the runner ordered the sides within its
+	// rounds, for the report to state (perfbot compare's order: and
+	// --seed); empty and 0 when it did not say.
+	Order string
+	Seed  uint64
+	// Caveats are the runner's own warnings, such as other processes
+	// busy on the machine during the runs; they go to Report.Warnings.
+	Caveats []string
 }
 
 // Compare compares head against base and returns the report. For every
@@ -44,7 +58,7 @@ func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
 	opts.HigherBetterUnits = slices.Clone(opts.HigherBetterUnits)
-	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int)}
+	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]Shift)}
 	r := &Report{
 		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
 		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
@@ -55,11 +69,19 @@ func Compare(in Input, opts Options) *Report {
 		Options:  opts,
 		Phases:   []Row{},
 		Warnings: []string{},
+		Order:    in.Order,
+		Seed:     in.Seed,
 	}
+
 	base := c.collect("base", r.Base, in.Base)
 	head := c.collect("head", r.Head, in.Head)
 	c.sortKeys()
 	r.Runs = Runs{Base: base.runs, Head: head.runs}
+	if len(c.looks.Runs) == 0 {
+		c.looks = FixedLooks(min(base.runs.OK, head.runs.OK))
+	}
+	r.Sequential = sequentialDesign(opts.Spending, opts.Alpha, c.looks, opts.MinRuns)
+	r.Looks = len(r.Sequential.Looks)
 	r.Failures = slices.Concat(base.failures, head.failures, base.simFailures, head.simFailures)
 	r.OnlyBase, r.OnlyHead = c.onlyOne(base, head)
 	c.label = labeler(c.keys)
@@ -69,6 +91,7 @@ func Compare(in Input, opts Options) *Report {
 		r.Verdict = VerdictError
 		c.warnEnv(r)
 		r.Warnings = append(r.Warnings, c.warnings...)
+		r.Warnings = append(r.Warnings, in.Caveats...)
 		return r
 	}
 
@@ -83,6 +106,7 @@ func Compare(in Input, opts Options) *Report {
 	for i := range r.Phases {
 		c.decide(&r.Phases[i], base, head)
 	}
+	c.detectable(r.Phases)
 	// Simulated counts are exact: decided by simRow, outside Holm's
 	// families, never primary.
 	r.Phases = append(r.Phases, c.simRows(base, head)...)
@@ -100,12 +124,14 @@ func Compare(in Input, opts Options) *Report {
 	r.MemoryDiffs = c.explainMemory(in, r.Phases)
 	r.Explanations = explain(r.Phases, r.ProfileDiffs, processesFunc(processesOf(in.Base, in.Head)))
 	r.Warnings = append(r.Warnings, c.warnings...)
+	r.Warnings = append(r.Warnings, in.Caveats...)
 	return r
 }
 
 // A comparer holds the state of one Compare call.
 type comparer struct {
 	opts     Options
+	looks    Looks
 	order    map[Key]int // first appearance of each key, base runs first
 	keys     []Key       // every key, sorted for display
 	label    func(Key) string
@@ -114,6 +140,11 @@ type comparer struct {
 	// first appearance (simOrder), kept apart from the timed keys.
 	simKeys  []Key
 	simOrder map[Key]int
+	// families holds the indexes of the tested rows of each Holm family
+	// ("" the primary one), once adjust has run.
+	families map[string][]int
+	// shifts holds each row's Hodges–Lehmann shift, for its MDE.
+	shifts map[Key]Shift
 }
 
 // A side is one revision's runs, reduced to one value per run and series.
@@ -252,6 +283,12 @@ func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
 	row.DeltaPct = deltaPct(row.Base.Median, row.Head.Median)
 	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
 	row.PValue = row.PRaw
+	row.Threshold, row.MDEPct = math.NaN(), math.NaN()
+	sh := hodgesLehmann(bv, hv, c.opts.Confidence)
+	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
+	if c.shifts != nil {
+		c.shifts[k] = sh
+	}
 	return row
 }
 
@@ -278,11 +315,13 @@ func (c *comparer) tested(row *Row) bool {
 	return row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns
 }
 
-// adjust applies Holm's correction to the tested rows, family by family:
-// the primary units form one family, because together they decide the
-// verdict; every other unit forms its own, so that adding a counter never
-// weakens the tests that decide. It returns the size of the primary
-// family.
+// adjust tests the tested rows, family by family, at this look's
+// thresholds (stepDown: Holm's step-down over the family, each step at
+// the sequential boundary of its share of α): the primary units form one
+// family, because together they decide the verdict; every other unit
+// forms its own, so that adding a counter never weakens the tests that
+// decide. It sets each row's Threshold and PValue and returns the size of
+// the primary family.
 func (c *comparer) adjust(rows []Row) int {
 	families := make(map[string][]int) // "" is the primary family
 	var names []string
@@ -299,20 +338,57 @@ func (c *comparer) adjust(rows []Row) int {
 		}
 		families[name] = append(families[name], i)
 	}
+	frac := c.looks.fractions(c.opts.MinRuns)
 	for _, name := range names {
 		idx := families[name]
 		p := make([]float64, len(idx))
 		for j, i := range idx {
 			p[j] = rows[i].PRaw
 		}
-		for j, adj := range Holm(p) {
-			rows[idx[j]].PValue = adj
+		th, adj := stepDown(p, c.opts.Alpha, c.opts.Spending, frac)
+		for j, i := range idx {
+			rows[i].Threshold, rows[i].PValue = th[j], adj[j]
 		}
 	}
+	c.families = families
 	return len(families[""])
 }
 
-// decide sets a row's verdict and reason.
+// detectable sets each tested row's MDEPct: the smallest change its runs
+// and noise could have shown with 80% power at the threshold a change of
+// the row would face at this look (the sequential boundary of α over the
+// family's rows that did not change), and never below its floor, since a
+// smaller change does not count.
+func (c *comparer) detectable(rows []Row) {
+	frac := c.looks.fractions(c.opts.MinRuns)
+	for _, idx := range c.families {
+		open := 0
+		for _, i := range idx {
+			if !rows[i].Changed() {
+				open++
+			}
+		}
+		th := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), frac)
+		for _, i := range idx {
+			if mde := mdePct(c.shifts[rows[i].Key], th[len(th)-1]); finite(mde) {
+				rows[i].MDEPct = math.Max(mde, rows[i].Floor.Pct)
+			}
+		}
+	}
+}
+
+// decide sets a row's verdict and reason from its test at this look
+// (PValue, adjusted for the family and the looks, below α), its change
+// against the floor, and the change's own interval (DeltaLoPct …
+// DeltaHiPct) against ±floor:
+//
+//   - regression or improvement: significant, and |Δ| at least the floor;
+//   - no change: the interval lies within ±floor, so any change larger
+//     than the floor is ruled out (ReasonBelowFloor when the test found
+//     a change too small to count, ReasonWithinFloor otherwise);
+//   - inconclusive: the interval reaches beyond the floor — on both sides
+//     of it (ReasonTooNoisy) or wholly beyond it while the test is not yet
+//     significant at this look (ReasonUnconfirmed).
 func (c *comparer) decide(row *Row, base, head *side) {
 	if !c.tested(row) {
 		row.Verdict = VerdictInconclusive
@@ -330,6 +406,8 @@ func (c *comparer) decide(row *Row, base, head *side) {
 	}
 	significant := row.PValue < c.opts.Alpha
 	aboveFloor := math.Abs(row.DeltaPct) >= row.Floor.Pct || math.IsNaN(row.DeltaPct)
+	within := row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct
+	beyond := row.DeltaLoPct > row.Floor.Pct || row.DeltaHiPct < -row.Floor.Pct
 	switch {
 	case significant && aboveFloor:
 		worse := row.Head.Median > row.Base.Median
@@ -340,12 +418,14 @@ func (c *comparer) decide(row *Row, base, head *side) {
 		if worse {
 			row.Verdict = VerdictRegression
 		}
-	case significant:
+	case within && significant:
 		row.Verdict, row.Reason = VerdictNoChange, ReasonBelowFloor
-	case max(halfWidthPct(row.Base), halfWidthPct(row.Head)) > row.Floor.Pct:
-		row.Verdict, row.Reason = VerdictInconclusive, ReasonTooNoisy
+	case within:
+		row.Verdict, row.Reason = VerdictNoChange, ReasonWithinFloor
+	case beyond && !significant:
+		row.Verdict, row.Reason = VerdictInconclusive, ReasonUnconfirmed
 	default:
-		row.Verdict, row.Reason = VerdictNoChange, ReasonNotSignificant
+		row.Verdict, row.Reason = VerdictInconclusive, ReasonTooNoisy
 	}
 }
 

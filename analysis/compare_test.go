@@ -261,13 +261,16 @@ func TestCompareWideIntervalsAreTooNoisy(t *testing.T) {
 	if row.Verdict != VerdictInconclusive || row.Reason != ReasonTooNoisy {
 		t.Fatalf("synthesis: %s (%s), CI %s / %s; want inconclusive (too noisy)", row.Verdict, row.Reason, formatCI(row.Base), formatCI(row.Head))
 	}
-	if halfWidthPct(row.Head) <= row.Floor.Pct && halfWidthPct(row.Base) <= row.Floor.Pct {
-		t.Errorf("too noisy although both intervals are within the floor")
+	if !(row.DeltaLoPct < row.Floor.Pct && row.DeltaHiPct > -row.Floor.Pct) || (row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct) {
+		t.Errorf("too noisy, but the change's interval [%v, %v] does not straddle the %v%% floor", row.DeltaLoPct, row.DeltaHiPct, row.Floor.Pct)
+	}
+	if !(row.MDEPct > row.Floor.Pct) {
+		t.Errorf("too noisy with an MDE of %v%%, not above the %v%% floor", row.MDEPct, row.Floor.Pct)
 	}
 	if !r.NeedMoreRuns() || r.Verdict != VerdictInconclusive {
 		t.Errorf("verdict %s, NeedMoreRuns %v; want inconclusive and true", r.Verdict, r.NeedMoreRuns())
 	}
-	if !hasWarning(r, "too noisy", "synthesis (±") {
+	if !hasWarning(r, "too noisy", "synthesis ("+formatPct(row.DeltaPct)+" [") {
 		t.Errorf("no too-noisy warning in %q", r.Warnings)
 	}
 }
@@ -443,7 +446,8 @@ func TestNeedMoreRunsOnlyForRunsOrNoise(t *testing.T) {
 		{mk(VerdictInconclusive, ReasonTooNoisy, true), true},
 		{mk(VerdictInconclusive, ReasonRunsFailed, true), false},
 		{mk(VerdictInconclusive, ReasonTooNoisy, false), false},
-		{mk(VerdictNoChange, ReasonNotSignificant, true), false},
+		{mk(VerdictNoChange, ReasonWithinFloor, true), false},
+		{mk(VerdictInconclusive, ReasonUnconfirmed, true), true},
 		{&Report{Verdict: VerdictError}, false},
 	}
 	for i, c := range cases {

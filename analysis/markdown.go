@@ -39,6 +39,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			mdExplanation(&b, e)
 		}
 	}
+	if line := mdeLine(r, mdCode); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	if line := simulationLine(r, mdCode); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
@@ -145,7 +148,7 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 		}
 		return
 	}
-	fmt.Fprintf(b, "| %s | base → head | Δ | p (Holm) | 95%% CI base / head | floor | verdict |\n", g.firstColumn())
+	fmt.Fprintf(b, "| %s | base → head | Δ [95%% CI] | p (adj.) | 95%% CI base / head | floor | verdict |\n", g.firstColumn())
 	b.WriteString("| :-- | --: | --: | --: | --: | --: | :-- |\n")
 	for _, row := range g.rows {
 		t := formatRow(row)

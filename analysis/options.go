@@ -11,9 +11,15 @@ import (
 // Options configures Compare. The zero value of a field means its default,
 // so Options{} behaves as DefaultOptions().
 type Options struct {
-	// Alpha is the significance level a Holm-adjusted p-value must fall
-	// below for a change to count (default 0.05).
+	// Alpha is the family-wise false-alarm rate a comparison keeps,
+	// over its phases (Holm) and over every look of its sequential design
+	// together (Spending): a row's PValue, adjusted for both, must fall
+	// below it for a change to count (default 0.05).
 	Alpha float64 `json:"alpha"`
+	// Spending is the α-spending function of the sequential design
+	// (Spendings; default SpendingOBrienFleming): how Alpha is shared
+	// between the looks.
+	Spending string `json:"spending"`
 	// Confidence is the level of the medians' confidence intervals
 	// (default 0.95).
 	Confidence float64 `json:"confidence"`
@@ -44,6 +50,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Alpha:        0.05,
+		Spending:     SpendingOBrienFleming,
 		Confidence:   0.95,
 		MinChangePct: 1.0,
 		MinHistory:   10,
@@ -57,6 +64,9 @@ func (o Options) withDefaults() Options {
 	d := DefaultOptions()
 	if o.Alpha == 0 {
 		o.Alpha = d.Alpha
+	}
+	if o.Spending == "" {
+		o.Spending = d.Spending
 	}
 	if o.Confidence == 0 {
 		o.Confidence = d.Confidence
@@ -82,8 +92,11 @@ func (o Options) withDefaults() Options {
 func (o Options) Validate() error {
 	o = o.withDefaults()
 	var errs []error
-	if !(o.Alpha > 0 && o.Alpha < 1) {
-		errs = append(errs, fmt.Errorf("alpha %v: must be between 0 and 1, e.g. 0.05", o.Alpha))
+	if !(o.Alpha > 0 && o.Alpha < 0.5) {
+		errs = append(errs, fmt.Errorf("alpha %v: must be above 0 and below 0.5, e.g. 0.05", o.Alpha))
+	}
+	if err := ValidSpending(o.Spending); err != nil {
+		errs = append(errs, err)
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {
 		errs = append(errs, fmt.Errorf("confidence %v: must be between 0 and 1, e.g. 0.95", o.Confidence))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -198,16 +199,38 @@ func formatRow(row Row) rowText {
 	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed {
 		p = "—" // not tested, so not Holm-corrected either
 	}
+	verdict := rowVerdict(row)
+	if row.Verdict == VerdictInconclusive && finite(row.MDEPct) {
+		verdict += fmt.Sprintf(" (MDE %.1f%%)", row.MDEPct)
+	}
 	return rowText{
 		base:    formatScaled(s, row.Base.Median, row.Unit),
 		head:    formatScaled(s, row.Head.Median, row.Unit),
-		delta:   formatPct(row.DeltaPct),
+		delta:   formatPct(row.DeltaPct) + formatInterval(row.DeltaLoPct, row.DeltaHiPct),
 		p:       p,
 		ci:      formatCI(row.Base) + " / " + formatCI(row.Head),
 		floor:   formatFloor(row.Floor),
-		verdict: rowVerdict(row),
+		verdict: verdict,
 		changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
 	}
+}
+
+// formatInterval formats the change's interval after its Δ:
+// " [+1.8, +2.6]", or "" without one.
+func formatInterval(lo, hi float64) string {
+	if !finite(lo) || !finite(hi) {
+		return ""
+	}
+	return fmt.Sprintf(" [%s, %s]", formatBound(lo), formatBound(hi))
+}
+
+// formatBound formats one bound of a change's interval: a signed
+// percentage without the sign, to one decimal, or "0.0".
+func formatBound(x float64) string {
+	if math.Abs(x) < 0.05 {
+		return "0.0"
+	}
+	return fmt.Sprintf("%+.1f", x)
 }
 
 // headline says in one sentence what the verdict rests on. code formats
@@ -264,12 +287,16 @@ func headline(r *Report, code func(string) string) string {
 	case VerdictInconclusive:
 		reasons := make(map[string][]string)
 		var order []string
+		var ruledOut []string
 		for _, row := range r.Phases {
 			if row.Primary && row.Verdict == VerdictInconclusive {
 				if _, ok := reasons[row.Reason]; !ok {
 					order = append(order, row.Reason)
 				}
 				reasons[row.Reason] = append(reasons[row.Reason], name(row))
+				if finite(row.DeltaLoPct) && finite(row.DeltaHiPct) {
+					ruledOut = append(ruledOut, fmt.Sprintf("beyond %s / %s in %s", formatPct(row.DeltaHiPct), formatPct(row.DeltaLoPct), name(row)))
+				}
 			}
 		}
 		if len(order) == 0 {
@@ -280,6 +307,9 @@ func headline(r *Report, code func(string) string) string {
 			parts = append(parts, reason+": "+list(reasons[reason], 5))
 		}
 		s := "Not settled (" + strings.Join(parts, "; ") + ")."
+		if len(ruledOut) > 0 {
+			s += " Ruled out: changes " + list(ruledOut, 3) + "."
+		}
 		if r.NeedMoreRuns() {
 			s += " More runs may settle it."
 		}
@@ -314,10 +344,128 @@ func reportLabeler(r *Report) func(Key) string {
 	return labeler(keys)
 }
 
-// methodLine says how rows were decided.
+// methodLine says how rows were decided: the test, Holm's family, the
+// floor, and the looks with each one's nominal threshold.
 func methodLine(r *Report) string {
-	return fmt.Sprintf("Mann-Whitney U (as benchstat), Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%) and a side needs %d ok runs.",
-		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, r.Options.MinRuns)
+	s := fmt.Sprintf("Mann-Whitney U (as benchstat), Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%), \"no change\" means its %.0f%% interval lies within the floor, and a side needs %d ok runs.",
+		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, r.Options.Confidence*100, r.Options.MinRuns)
+	if line := looksLine(r); line != "" {
+		s += " " + line
+	}
+	if r.Order != "" {
+		s += " " + orderLine(r)
+	}
+	return s
+}
+
+// looksLine says how many looks the comparison took and the threshold
+// of each: "2 looks (10 and 15 runs a side) with O'Brien–Fleming
+// α-spending to 30: one test needed p < 0.00015, then < 0.0031; p (adj.)
+// accounts for them."
+func looksLine(r *Report) string {
+	d := r.Sequential
+	if len(d.Looks) == 0 {
+		return ""
+	}
+	runs := make([]string, len(d.Looks))
+	th := make([]string, len(d.Looks))
+	for i, l := range d.Looks {
+		runs[i] = strconv.Itoa(l.Runs)
+		th[i] = formatThreshold(l.Threshold)
+	}
+	if len(d.Looks) == 1 && d.Looks[0].Fraction >= 1 {
+		return fmt.Sprintf("One look (%s a side): one test needed p < %s.", plural(d.Looks[0].Runs, "run"), th[0])
+	}
+	return fmt.Sprintf("%s (%s runs a side) of a sequential design up to %d, with %s α-spending so that the looks together keep α: one test needed p < %s; p (adj.) accounts for the looks and the family.",
+		capitalize(plural(len(d.Looks), "look")), joinAnd(runs), d.MaxRuns, spendingName(d.Spending), joinThen(th))
+}
+
+// orderLine says how the sides were ordered within rounds.
+func orderLine(r *Report) string {
+	switch {
+	case r.Order == "random" && r.Seed != 0:
+		return fmt.Sprintf("Each round ran the sides in a random order (seed %d: --seed %d replays it).", r.Seed, r.Seed)
+	case r.Order == "abba":
+		return "Rounds alternated base-head and head-base (abba)."
+	case r.Order == "alternate":
+		return "Every round ran base, then head (alternate)."
+	}
+	return "Sides ordered: " + r.Order + "."
+}
+
+func spendingName(s string) string {
+	switch s {
+	case SpendingOBrienFleming:
+		return "O'Brien–Fleming-type"
+	case SpendingPocock:
+		return "Pocock-type"
+	}
+	return s
+}
+
+// formatThreshold formats a nominal p-value threshold to two
+// significant digits.
+func formatThreshold(p float64) string {
+	if !finite(p) {
+		return "n/a"
+	}
+	if p == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// joinAnd joins items as "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// joinThen joins thresholds as "a, then b, then c".
+func joinThen(items []string) string { return strings.Join(items, ", then < ") }
+
+// mdeLine says, for the inconclusive primary rows, which changes the runs
+// could not have seen and how many runs would see a change of floor
+// size: "At this noise, changes under 6.1% in msm_h and 4.2% in ntt
+// cannot be seen at 30 runs a side; seeing msm_h's 1.0% floor would take
+// about 1,100 runs a side (perfbot calibrate measures each phase's
+// noise)." It is "" when no such row has an MDE.
+func mdeLine(r *Report, code func(string) string) string {
+	label := reportLabeler(r)
+	var rows []Row
+	for _, row := range r.Phases {
+		if row.Primary && row.Verdict == VerdictInconclusive && finite(row.MDEPct) && row.MDEPct > row.Floor.Pct {
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.MDEPct, a.MDEPct) })
+	var parts []string
+	for _, row := range rows {
+		parts = append(parts, fmt.Sprintf("%.1f%% in %s", row.MDEPct, code(label(row.Key))))
+	}
+	worst := rows[0]
+	n := min(worst.Base.N, worst.Head.N)
+	need := float64(n) * math.Pow(worst.MDEPct/worst.Floor.Pct, 2)
+	return fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; seeing %s's %s floor would take about %s a side (perfbot calibrate measures each phase's noise and the count it needs).",
+		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"), code(label(worst.Key)), formatFloor(worst.Floor), plural(roundRuns(need), "run"))
+}
+
+// roundRuns rounds a run count up to two significant digits.
+func roundRuns(x float64) int {
+	if !(x < 1e9) {
+		return 1e9
+	}
+	n := int(math.Ceil(x))
+	for scale := 1; ; scale *= 10 {
+		if n < 100*scale {
+			return (n + scale - 1) / scale * scale
+		}
+	}
 }
 
 // otherUnits lists the units of the non-primary rows.

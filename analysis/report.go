@@ -23,20 +23,25 @@ const (
 	// ReasonTooFewRuns: a side has fewer than Options.MinRuns ok runs
 	// measuring the row, and failed runs do not explain the shortfall.
 	ReasonTooFewRuns = "too few runs"
-	// ReasonTooNoisy: the change is not significant, and the wider of the
-	// two medians' confidence intervals reaches further from its median
-	// than the floor, so a change of floor size could hide in the noise.
+	// ReasonTooNoisy (inconclusive): the change's interval reaches both
+	// within and beyond the floor, so the runs neither show a change of
+	// floor size nor rule one out.
 	ReasonTooNoisy = "too noisy"
+	// ReasonUnconfirmed (inconclusive): the change's interval lies wholly
+	// beyond the floor, but the test is not significant at this look's
+	// threshold (Holm's share of α at the sequential boundary); more runs
+	// may confirm it.
+	ReasonUnconfirmed = "unconfirmed"
 	// ReasonRunsFailed: a side has fewer than Options.MinRuns ok runs
 	// measuring the row, and would have had enough had its failed runs
 	// succeeded.
 	ReasonRunsFailed = "runs failed"
-	// ReasonNotSignificant (no-change): the Holm-adjusted p-value is not
-	// below Options.Alpha, and the intervals are narrow enough to have
-	// seen a change of floor size.
-	ReasonNotSignificant = "not significant"
-	// ReasonBelowFloor (no-change): significant, but |Δ%| is below the
-	// row's noise floor.
+	// ReasonWithinFloor (no-change): the change's interval lies within
+	// ±floor: any change larger than the floor is ruled out.
+	ReasonWithinFloor = "within floor"
+	// ReasonBelowFloor (no-change): the test is significant, but the
+	// change's whole interval lies within ±floor: a change too small to
+	// count.
 	ReasonBelowFloor = "below floor"
 )
 
@@ -95,6 +100,16 @@ type Report struct {
 	// HolmFamily is the number of tests in the primary family: the
 	// primary-unit rows with enough runs, across every benchmark.
 	HolmFamily int `json:"holm_family"`
+	// Looks is the number of looks the comparison took (1 for a
+	// comparison that did not add runs), and Sequential how they kept α:
+	// the spending function and each look's runs and threshold.
+	Looks      int              `json:"looks"`
+	Sequential SequentialDesign `json:"sequential"`
+	// Order is how the runner ordered the sides within each round
+	// (random, abba or alternate) and Seed the seed of a random order,
+	// which replays it; empty and 0 when the runner did not say.
+	Order string `json:"order,omitempty"`
+	Seed  uint64 `json:"seed,omitempty"`
 	// Options are the options the comparison used, defaults filled in.
 	Options Options `json:"options"`
 	// Warnings are the caveats a reader must see, in a stable order.
@@ -106,8 +121,8 @@ type Report struct {
 func (r *Report) Variants() bool { return len(r.BaseArgs) > 0 || len(r.HeadArgs) > 0 }
 
 // NeedMoreRuns reports whether adding runs could settle the comparison:
-// some primary row is inconclusive because it has too few runs or is too
-// noisy. A caller adds runs in batches, up to a cap, while it is true (as
+// some primary row is inconclusive because it has too few runs, is too
+// noisy or is not yet confirmed (Row.NeedMoreRuns). A caller adds runs in batches, up to a cap, while it is true (as
 // Chromium's Pinpoint does). It is false for an error report and for rows
 // that lack runs because runs failed.
 func (r *Report) NeedMoreRuns() bool {
@@ -115,8 +130,7 @@ func (r *Report) NeedMoreRuns() bool {
 		return false
 	}
 	for _, row := range r.Phases {
-		if row.Primary && row.Verdict == VerdictInconclusive &&
-			(row.Reason == ReasonTooFewRuns || row.Reason == ReasonTooNoisy) {
+		if row.Primary && row.NeedMoreRuns() {
 			return true
 		}
 	}
@@ -175,10 +189,33 @@ type Row struct {
 	DeltaPct float64 `json:"delta_pct"`
 	// PRaw is the Mann-Whitney U p-value, as benchstat prints it.
 	PRaw float64 `json:"p_raw"`
-	// PValue is PRaw after Holm's correction within the row's family
-	// (the primary units together; every other unit by itself). Rows
-	// with too few runs are not tested and keep PValue = PRaw.
+	// PValue is PRaw adjusted for the row's family (the primary units
+	// together; every other unit by itself) and for the looks: the
+	// largest p·α/threshold over Holm's steps up to the row's own, so
+	// that the row is significant exactly when PValue < α. In a
+	// comparison of one look it is Holm's adjusted p-value. Rows with too
+	// few runs are not tested and keep PValue = PRaw.
 	PValue float64 `json:"p_value"`
+	// Threshold is the nominal p-value PRaw had to fall below at this
+	// look: the sequential boundary (Report.Sequential) of α/(m−i), for
+	// the row's place i in its family of m tests sorted by p (Holm's
+	// step-down). NaN (JSON null) for a row not tested.
+	Threshold float64 `json:"threshold"`
+	// ShiftPct is the Hodges–Lehmann estimate of the change, in percent
+	// of base (the median of every head/base ratio, or for values that
+	// are not all positive, of every difference over the base median),
+	// and DeltaLoPct … DeltaHiPct its distribution-free interval at
+	// Options.Confidence. The interval is what decides "no change" (it
+	// lies within ±floor) and what an inconclusive row rules out. The
+	// bounds are infinite (JSON null) for samples too small for one.
+	ShiftPct   float64 `json:"shift_pct"`
+	DeltaLoPct float64 `json:"delta_lo_pct"`
+	DeltaHiPct float64 `json:"delta_hi_pct"`
+	// MDEPct is the minimum detectable change, in percent: the smallest
+	// change the row's runs and noise could have shown with 80% power at
+	// the threshold a change of it would face at this look, and never
+	// below its floor. NaN (JSON null) for a row not tested.
+	MDEPct float64 `json:"mde_pct"`
 	// Floor is the smallest |DeltaPct| that counts.
 	Floor
 	// Verdict and Reason are the row's outcome.
@@ -275,25 +312,38 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes a NaN DeltaPct, PRaw or PValue as null.
+// MarshalJSON writes a NaN DeltaPct, PRaw, PValue, Threshold, ShiftPct or
+// MDEPct, and infinite interval bounds, as null.
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row
 	return json.Marshal(struct {
 		plain
-		DeltaPct *float64 `json:"delta_pct"`
-		PRaw     *float64 `json:"p_raw"`
-		PValue   *float64 `json:"p_value"`
-	}{plain(r), nullable(r.DeltaPct), nullable(r.PRaw), nullable(r.PValue)})
+		DeltaPct   *float64 `json:"delta_pct"`
+		PRaw       *float64 `json:"p_raw"`
+		PValue     *float64 `json:"p_value"`
+		Threshold  *float64 `json:"threshold"`
+		ShiftPct   *float64 `json:"shift_pct"`
+		DeltaLoPct *float64 `json:"delta_lo_pct"`
+		DeltaHiPct *float64 `json:"delta_hi_pct"`
+		MDEPct     *float64 `json:"mde_pct"`
+	}{plain(r), nullable(r.DeltaPct), nullable(r.PRaw), nullable(r.PValue), nullable(r.Threshold),
+		nullable(r.ShiftPct), nullable(r.DeltaLoPct), nullable(r.DeltaHiPct), nullable(r.MDEPct)})
 }
 
-// UnmarshalJSON reads a null DeltaPct, PRaw or PValue as NaN.
+// UnmarshalJSON reads null numbers as NaN, and null interval bounds as
+// −∞ and +∞. A report stored before the field existed reads the same.
 func (r *Row) UnmarshalJSON(b []byte) error {
 	type plain Row
 	v := struct {
 		*plain
-		DeltaPct *float64 `json:"delta_pct"`
-		PRaw     *float64 `json:"p_raw"`
-		PValue   *float64 `json:"p_value"`
+		DeltaPct   *float64 `json:"delta_pct"`
+		PRaw       *float64 `json:"p_raw"`
+		PValue     *float64 `json:"p_value"`
+		Threshold  *float64 `json:"threshold"`
+		ShiftPct   *float64 `json:"shift_pct"`
+		DeltaLoPct *float64 `json:"delta_lo_pct"`
+		DeltaHiPct *float64 `json:"delta_hi_pct"`
+		MDEPct     *float64 `json:"mde_pct"`
 	}{plain: (*plain)(r)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -301,6 +351,11 @@ func (r *Row) UnmarshalJSON(b []byte) error {
 	r.DeltaPct = orElse(v.DeltaPct, math.NaN())
 	r.PRaw = orElse(v.PRaw, math.NaN())
 	r.PValue = orElse(v.PValue, math.NaN())
+	r.Threshold = orElse(v.Threshold, math.NaN())
+	r.ShiftPct = orElse(v.ShiftPct, math.NaN())
+	r.DeltaLoPct = orElse(v.DeltaLoPct, math.Inf(-1))
+	r.DeltaHiPct = orElse(v.DeltaHiPct, math.Inf(1))
+	r.MDEPct = orElse(v.MDEPct, math.NaN())
 	return nil
 }
 

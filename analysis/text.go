@@ -28,6 +28,9 @@ func RenderText(w io.Writer, r *Report) error {
 		textTable(&b, g)
 		textProfileLines(&b, r, g)
 	}
+	if line := mdeLine(r, plain); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	if line := simulationLine(r, plain); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
@@ -134,7 +137,7 @@ func textTable(b *strings.Builder, g rowGroup) {
 		tw.Flush()
 		return
 	}
-	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ\tp (Holm)\t95%% CI base / head\tfloor\tverdict\n", g.firstColumn())
+	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ [95%% CI]\tp (adj.)\t95%% CI base / head\tfloor\tverdict\n", g.firstColumn())
 	for _, row := range g.rows {
 		t := formatRow(row)
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.p, t.ci, t.floor, t.verdict)

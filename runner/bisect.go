@@ -34,6 +34,9 @@ type BisectRequest struct {
 	// included; MaxCount caps them when a commit's comparison is
 	// unsettled. 0 keeps the config's count and max_count.
 	Count, MaxCount int
+	// Seed seeds the order of the ends within their rounds (the config's
+	// order:); 0 picks a new one, which the log shows.
+	Seed uint64
 	// OnProbe, when set, hears of every probe once decided: the good
 	// and the bad end first, then each probed commit. It is called from
 	// the goroutine that called Bisect.
@@ -143,6 +146,7 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 
 	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, producers: map[int]bool{}}
 	b.ss = r.newSession(ctx, ws, cfg, store.KindBisect)
+	seed := b.ss.seed(req.Seed)
 	b.machine, b.hash = b.ss.env.ID(), cfg.Hash()
 	b.count = b.ss.count(req.Count)
 	b.maxCount = max(b.count, cfg.MaxCount)
@@ -158,7 +162,7 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	b.ss.prog.observe = req.OnProgress
 	defer b.ss.prog.finish()
 	r.log().Info("bisect", "good", good.Short(), "bad", bad.Short(), "order", order, "commits", len(commits),
-		"count", b.count, "max_count", b.maxCount)
+		"count", b.count, "max_count", b.maxCount, "order", cfg.Order, "seed", seed)
 
 	goodP := &probe{commit: good, name: "good"}
 	badP := &probe{commit: bad, name: "bad", position: len(commits)}
@@ -510,11 +514,23 @@ func (b *bisection) measure(ctx context.Context, ps []*probe, n int) error {
 }
 
 // rounds runs n rounds of the key's benchmarks, each round every probe
-// once in turn.
+// once, in the config's order (the ends, measured together, in a random
+// order by default).
 func (b *bisection) rounds(ctx context.Context, ps []*probe, n int, keep bool) error {
+	sched := b.ss.sched
+	if !keep {
+		sched = b.ss.warm
+	}
+	sides := make([]*side, len(ps))
+	of := make(map[*side]*probe, len(ps))
+	for i, p := range ps {
+		sides[i], of[p.side] = p.side, p
+	}
 	for range n {
 		for _, i := range b.benches {
-			for _, p := range ps {
+			for _, s := range sched.next(b.cfg.Benchmarks[i].Name, sides) {
+				p := of[s]
+				sched.record(p.name, keep)
 				before := len(p.side.runs)
 				if err := b.ss.runOnce(ctx, p.side, &p.side.cfg.Benchmarks[i], keep); err != nil {
 					return err
@@ -640,7 +656,14 @@ func (b *bisection) measureEnds(ctx context.Context, goodP, badP *probe) (analys
 	if err := check(); err != nil {
 		return analysis.Row{}, err
 	}
-	row := analysis.CompareSeries(b.key, goodP.values(b.key), badP.values(b.key), b.floor, b.opts)
+	// The looks at the ends: each comparison of them tests at its look's
+	// sequential threshold, so adding runs keeps α.
+	looks := analysis.Looks{Max: b.maxCount}
+	compareEnds := func() analysis.Row {
+		looks.Runs = append(looks.Runs, min(len(goodP.values(b.key)), len(badP.values(b.key))))
+		return analysis.CompareSeries(b.key, goodP.values(b.key), badP.values(b.key), b.floor, b.opts, looks)
+	}
+	row := compareEnds()
 	for row.NeedMoreRuns() {
 		n := min(len(goodP.values(b.key)), len(badP.values(b.key)))
 		if n >= b.maxCount {
@@ -653,7 +676,7 @@ func (b *bisection) measureEnds(ctx context.Context, goodP, badP *probe) (analys
 		if min(len(goodP.values(b.key)), len(badP.values(b.key))) == n {
 			break // the runs failed: no more values
 		}
-		row = analysis.CompareSeries(b.key, goodP.values(b.key), badP.values(b.key), b.floor, b.opts)
+		row = compareEnds()
 	}
 	if !row.Changed() {
 		hint := ""
@@ -700,7 +723,10 @@ func (b *bisection) probe(ctx context.Context, p *probe, goodVals, badVals []flo
 		p.class, p.reason = analysis.ProbeSkipped, cmp.Or(p.failure, b.runsFailed(p))
 		return p.report(b.key), nil
 	}
-	cl := analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts)
+	// The probe's looks: it is compared with the ends at each, at its
+	// look's sequential threshold.
+	looks := analysis.Looks{Runs: []int{len(vals)}, Max: b.maxCount}
+	cl := analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts, looks)
 	for cl.Class == analysis.ProbeUnclear && cl.NeedMoreRuns && len(vals) < b.maxCount && p.failure == "" {
 		b.r.log().Info("probe unsettled: adding runs", "sha", p.commit.Short(), "so_far", len(vals), "cap", b.maxCount,
 			"vs_good", describeVerdict(cl.VsGood), "vs_bad", describeVerdict(cl.VsBad))
@@ -711,7 +737,8 @@ func (b *bisection) probe(ctx context.Context, p *probe, goodVals, badVals []flo
 			break
 		}
 		vals = p.values(b.key)
-		cl = analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts)
+		looks.Runs = append(looks.Runs, len(vals))
+		cl = analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts, looks)
 	}
 	p.class, p.vsGood, p.vsBad = cl.Class, &cl.VsGood, &cl.VsBad
 	if cl.Class == analysis.ProbeUnclear {

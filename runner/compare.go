@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -33,6 +34,11 @@ type CompareRequest struct {
 	// Kind is what the runs are stored as: store.KindCompare unless set
 	// (calibration stores store.KindCalibrate).
 	Kind store.Kind
+	// Seed seeds the order of the sides within rounds (the config's
+	// order: random); 0 picks a new one. The seed is stored with the
+	// comparison and printed in its report, so giving it again (perfbot
+	// compare --seed) replays the order.
+	Seed uint64
 	// OnProgress, when set, is called after every run (warm-ups
 	// included), from the goroutine that called Compare.
 	OnProgress func(Progress)
@@ -47,7 +53,15 @@ type CompareResult struct {
 	Config       *Config
 	ConfigSource string // where the config came from (see LoadConfig)
 	Rounds       int    // measured runs per side and benchmark
-	FailedRuns   int    // timed runs that did not end ok (builds included)
+	// Looks are the rounds at each look of the sequential design, the
+	// last equal to Rounds (none when a build failed).
+	Looks []int
+	// Seed is the seed of the sides' order (CompareRequest.Seed), and
+	// Schedule the side ("base" or "head") of every measured run, in the
+	// order they ran.
+	Seed       uint64
+	Schedule   []string
+	FailedRuns int // timed runs that did not end ok (builds included)
 	// FailedSimulations counts the callgrind runs (Benchmark.Callgrind)
 	// that did not end ok; the report warns of them, and the timed
 	// comparison stands without them.
@@ -63,12 +77,14 @@ type CompareResult struct {
 var ErrNothingToCompare = errors.New("nothing to compare")
 
 // Compare builds base and head (a revision once, however many sides run
-// it), runs warm-ups that are thrown away, then Count interleaved rounds
-// (base, head, base, head …), storing every run. While the report says
-// more runs could settle it, it adds batches of rounds up to MaxCount
-// (sequential testing). The config comes from the base revision, so a
-// change cannot alter how it is measured; BaseArgs and HeadArgs make a
-// variant of it for each side.
+// it), runs warm-ups that are thrown away, then Count interleaved rounds,
+// each running the sides in the config's order (random by default,
+// seeded by Seed), storing every run. While the report says more runs
+// could settle it, it adds batches of rounds up to MaxCount: a
+// group-sequential design whose looks share α (analysis.Design), so that
+// adding runs never raises the false-alarm rate. The config comes from
+// the base revision, so a change cannot alter how it is measured;
+// BaseArgs and HeadArgs make a variant of it for each side.
 func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResult, error) {
 	ws, err := r.open(ctx, req.Source)
 	if err != nil {
@@ -121,23 +137,8 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if err := ss.buildSides(ctx, sides); err != nil {
 		return nil, err
 	}
-	// A side that does not build leaves nothing to compare: run nothing,
-	// and report the build failure as what it is.
-	buildFailed := sides[0].build.Failed || sides[1].build.Failed
-	warm := ss.warmup()
-	rounds := 0
-	if !buildFailed {
-		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
-		ss.prog.observe = req.OnProgress
-		if err := ss.rounds(ctx, sides, warm, false); err != nil {
-			return nil, err
-		}
-		if err := ss.rounds(ctx, sides, count, true); err != nil {
-			return nil, err
-		}
-		rounds = count
-	}
-
+	seed := ss.seed(req.Seed)
+	r.log().Info("order", "order", cfg.Order, "seed", seed)
 	// The noise floors are the base variant's: its config hash is the
 	// config's own unless base has variant args.
 	hist, err := r.Store.History(ctx, store.HistoryQuery{
@@ -148,38 +149,64 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	}
 	opts := r.optionsFor(cfg)
 	env := analysisEnv(ss.env)
+	design := analysis.NewDesign(count, maxCount)
+	var looks []int
+	var caveats []string
 	compare := func() *analysis.Report {
 		return analysis.Compare(analysis.Input{
 			BaseRev: base.SHA, HeadRev: head.SHA,
 			BaseArgs: req.BaseArgs, HeadArgs: req.HeadArgs,
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
+			Looks: analysis.Looks{Runs: looks, Max: design.Max},
+			Order: cfg.Order, Seed: seed, Caveats: caveats,
 		}, opts)
 	}
-	report := compare()
-	// Sequential testing: add rounds in batches while the report is
-	// inconclusive for lack of runs or for noise, up to the cap.
-	batch := max(2, count/2)
-	for !buildFailed && report.NeedMoreRuns() && rounds < maxCount {
-		n := min(batch, maxCount-rounds)
-		r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", maxCount)
-		ss.prog.grow(len(cfg.Benchmarks) * len(sides) * n)
-		if err := ss.rounds(ctx, sides, n, true); err != nil {
-			return nil, err
-		}
-		rounds += n
-		report = compare()
-	}
-	// The callgrind runs come last: their counts do not need the timed
-	// runs' statistics, and their time limit is made from the timed runs.
+
+	// A side that does not build leaves nothing to compare: run nothing,
+	// and report the build failure as what it is.
+	buildFailed := sides[0].build.Failed || sides[1].build.Failed
+	var report *analysis.Report
+	rounds := 0
 	if !buildFailed {
-		ss.prog.grow(ss.countSimulations(sides))
-		if n, err := ss.simulate(ctx, sides); err != nil {
+		warm := ss.warmup()
+		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
+		ss.prog.observe = req.OnProgress
+		meter := r.startLoad()
+		if err := ss.rounds(ctx, sides, warm, false); err != nil {
 			return nil, err
-		} else if n > 0 {
+		}
+		// Sequential testing: Count rounds, then batches while the report
+		// is unsettled, up to the cap; every look tests at its share of α
+		// (analysis.Design), so the looks together keep it.
+		_, err = design.Run(func(n int) error {
+			if rounds > 0 {
+				r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", design.Max)
+				ss.prog.grow(len(cfg.Benchmarks) * len(sides) * n)
+			}
+			if err := ss.rounds(ctx, sides, n, true); err != nil {
+				return err
+			}
+			rounds += n
+			return nil
+		}, func(l []int) (bool, error) {
+			looks = l
 			report = compare()
+			return !report.NeedMoreRuns(), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		caveats = meter.stop()
+		// The callgrind runs come last: their counts do not need the timed
+		// runs' statistics, and their time limit is made from the timed runs.
+		ss.prog.grow(ss.countSimulations(sides))
+		if _, err := ss.simulate(ctx, sides); err != nil {
+			return nil, err
 		}
 	}
+	// The last report again, with the load caveats and the callgrind runs.
+	report = compare()
 	ss.prog.finish()
 
 	var md bytes.Buffer
@@ -193,6 +220,8 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	in := map[string]any{
 		"config_hash": cfg.Hash(), "config_source": source, "rounds": rounds,
 		"base_runs": sides[0].ids, "head_runs": sides[1].ids, "machine": ss.env.ID(),
+		"order": cfg.Order, "seed": strconv.FormatUint(seed, 10), "looks": nonNilInts(looks),
+		"schedule": nonNilStrings(ss.sched.schedule()),
 	}
 	if variants {
 		in["base_args"], in["head_args"] = nonNil(req.BaseArgs), nonNil(req.HeadArgs)
@@ -210,7 +239,8 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	return &CompareResult{
 		Report: report, Markdown: md.String(), ComparisonID: id,
 		Base: base, Head: head, Config: cfg, ConfigSource: source,
-		Rounds: rounds, FailedRuns: ss.failed, FailedSimulations: ss.failedSims,
+		Rounds: rounds, Looks: looks, Seed: seed, Schedule: ss.sched.schedule(),
+		FailedRuns: ss.failed, FailedSimulations: ss.failedSims,
 		BaseRuns: sides[0].runs, HeadRuns: sides[1].runs,
 	}, nil
 }
@@ -297,6 +327,20 @@ func (r *Runner) baseline(ctx context.Context, ws *workspace.Workspace, c worksp
 		Repo: ws.Source(), Machine: ss.env.ID()}
 	res.OK = len(s.ids) - res.Failed
 	return res, nil
+}
+
+func nonNilInts(v []int) []int {
+	if v == nil {
+		return []int{}
+	}
+	return v
+}
+
+func nonNilStrings(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
 }
 
 // nonNil returns args, or an empty list for nil: JSON [] rather than null.

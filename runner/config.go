@@ -78,6 +78,11 @@ type Config struct {
 	// comparison (primary_units; default [sec/op]). They are benchfmt's
 	// tidied units: ns/op is written, and stored, as sec/op.
 	PrimaryUnits []string `json:"primary_units"`
+	// Order is how each round orders the sides (order: random, abba or
+	// alternate; default random, see OrderRandom). It decides when runs
+	// happen, not what one measures, so it is not part of Hash: runs of
+	// every order are one series.
+	Order string `json:"order,omitempty"`
 	// Variant is not read from YAML: it is the arguments WithVariant
 	// appended to every benchmark's Args for one side of an A/B
 	// comparison of flag sets (compare --base-args, --head-args), nil for
@@ -253,6 +258,11 @@ type Thresholds struct {
 	// MinHistory is the number of baseline runs needed before the noise
 	// floor is learned from history (min_history, ≥ 2; default 10).
 	MinHistory int `json:"min_history"`
+	// Spending is the α-spending function that shares Alpha between the
+	// looks of a comparison that adds runs (spending: obrien-fleming or
+	// pocock; default obrien-fleming, see analysis.Spendings). Like
+	// Order it is not part of Hash.
+	Spending string `json:"spending,omitempty"`
 }
 
 // Vars are the values of the variables perfbot expands in commands,
@@ -311,8 +321,9 @@ func DefaultConfig() *Config {
 		Warmup:       defaultWarmup,
 		MaxCount:     defaultMaxCount,
 		Timeout:      defaultTimeout,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10},
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming},
 		PrimaryUnits: []string{"sec/op"},
+		Order:        OrderRandom,
 	}
 }
 
@@ -361,6 +372,7 @@ type (
 		Timeout      *string        `yaml:"timeout"`
 		Thresholds   rawThresholds  `yaml:"thresholds"`
 		PrimaryUnits *[]string      `yaml:"primary_units"`
+		Order        *oneWord       `yaml:"order"`
 	}
 	rawBenchmark struct {
 		Name       string            `yaml:"name"`
@@ -379,6 +391,7 @@ type (
 		Alpha        *float64 `yaml:"alpha"`
 		MinChangePct *float64 `yaml:"min_change_pct"`
 		MinHistory   *int     `yaml:"min_history"`
+		Spending     *oneWord `yaml:"spending"`
 	}
 )
 
@@ -536,8 +549,10 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			Alpha:        floatOr(r.Thresholds.Alpha, 0.05),
 			MinChangePct: floatOr(r.Thresholds.MinChangePct, 1.0),
 			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
+			Spending:     wordOr(r.Thresholds.Spending, analysis.SpendingOBrienFleming),
 		},
 		PrimaryUnits: []string{"sec/op"},
+		Order:        wordOr(r.Order, OrderRandom),
 	}
 	if r.PrimaryUnits != nil {
 		c.PrimaryUnits = *r.PrimaryUnits
@@ -655,8 +670,16 @@ func (c *Config) check(p *problems) {
 		}
 	}
 	t := c.Thresholds
-	if !(t.Alpha > 0 && t.Alpha < 1) {
-		p.add("thresholds.alpha: %v is not between 0 and 1; use a significance level such as 0.05", t.Alpha)
+	if !(t.Alpha > 0 && t.Alpha < 0.5) {
+		p.add("thresholds.alpha: %v is not above 0 and below 0.5; use a false-alarm rate such as 0.05 (0.01 for fewer false alarms)", t.Alpha)
+	}
+	if !slices.Contains(analysis.Spendings, t.Spending) {
+		p.add("thresholds.spending: %q is not one of %s; obrien-fleming (the default) keeps most of α for the last look, pocock spends it evenly",
+			t.Spending, strings.Join(analysis.Spendings, ", "))
+	}
+	if !slices.Contains(Orders, c.Order) {
+		p.add("order: %q is not one of %s; random (the default) runs each round's sides in a seeded random order, abba alternates base-head and head-base, alternate always runs base first",
+			c.Order, strings.Join(Orders, ", "))
 	}
 	if !(t.MinChangePct >= 0) {
 		p.add("thresholds.min_change_pct: %v is negative; use a percentage such as 1.0", t.MinChangePct)
@@ -742,6 +765,27 @@ func intOr(v *int, def int) int {
 	return *v
 }
 
+func wordOr(v *oneWord, def string) string {
+	if v == nil {
+		return def
+	}
+	return string(*v)
+}
+
+// A oneWord is a key whose value is one of a few names (order,
+// thresholds.spending): a scalar, whose value check names the choices.
+type oneWord string
+
+// UnmarshalYAML rejects a list or a map with the line it is on.
+func (w *oneWord) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: %s where one name belongs; write order: random or spending: obrien-fleming, for example", n.Line, kindName(n))}}
+	}
+	*w = oneWord(strings.TrimSpace(n.Value))
+	return nil
+}
+
 func floatOr(v *float64, def float64) float64 {
 	if v == nil {
 		return def
@@ -793,13 +837,17 @@ func (c *Config) normalize() {
 // Hash returns the hexadecimal SHA-256 of the configuration's canonical
 // JSON: equal for configurations that mean the same (however the YAML
 // was written, with defaults spelled out or not), different when any
-// value differs, except a benchmark's Callgrind: the timed runs are the
-// same with it or without it, so their history stays one series.
+// value differs, except a benchmark's Callgrind (the timed runs are the
+// same with it or without it, so their history stays one series), the
+// order of the sides and the spending function.
 func (c *Config) Hash() string {
 	cp := c.normalizedCopy()
 	for i := range cp.Benchmarks {
 		cp.Benchmarks[i].Callgrind = false
 	}
+	// When runs happen (order) and how looks share α (spending) do not
+	// change what a run measures.
+	cp.Order, cp.Thresholds.Spending = "", ""
 	return hashJSON("perfbot config v1", cp)
 }
 

@@ -53,8 +53,9 @@ func TestParseConfigExample(t *testing.T) {
 		Warmup:       1,
 		MaxCount:     30,
 		Timeout:      10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10},
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10, Spending: "obrien-fleming"},
 		PrimaryUnits: []string{"sec/op"},
+		Order:        "random",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseConfig(example) =\n%+v\nwant\n%+v", got, want)
@@ -92,8 +93,9 @@ func TestParseConfigFillsDefaults(t *testing.T) {
 		BuildTimeout: 30 * time.Minute,
 		Benchmarks:   []Benchmark{{Name: "b", Command: []string{"./bench"}, Count: 10, Warmup: 1, Timeout: 10 * time.Minute}},
 		Count:        10, Warmup: 1, MaxCount: 30, Timeout: 10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1, MinHistory: 10},
+		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1, MinHistory: 10, Spending: "obrien-fleming"},
 		PrimaryUnits: []string{"sec/op"},
+		Order:        "random",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseConfig =\n%+v\nwant\n%+v", got, want)
@@ -180,7 +182,15 @@ func TestParseConfigErrors(t *testing.T) {
 		{"no benchmarks", "count: 3\n", []string{"benchmarks: none; add at least one"}},
 		{"empty file", "", []string{"benchmarks: none"}},
 		{"alpha out of range", bench + "thresholds: {alpha: 1}\n",
-			[]string{"thresholds.alpha: 1 is not between 0 and 1"}},
+			[]string{"thresholds.alpha: 1 is not above 0 and below 0.5"}},
+		{"alpha of a half", bench + "thresholds: {alpha: 0.5}\n",
+			[]string{"thresholds.alpha: 0.5 is not above 0 and below 0.5"}},
+		{"unknown spending", bench + "thresholds: {spending: bonferroni}\n",
+			[]string{`thresholds.spending: "bonferroni" is not one of obrien-fleming, pocock`}},
+		{"unknown order", bench + "order: sideways\n",
+			[]string{`order: "sideways" is not one of random, abba, alternate`}},
+		{"order as a list", bench + "order: [random]\n",
+			[]string{"line 4: a list where one name belongs; write order: random"}},
 		{"negative min change", bench + "thresholds: {min_change_pct: -1}\n",
 			[]string{"thresholds.min_change_pct: -1 is negative"}},
 		{"min history", bench + "thresholds: {min_history: 1}\n",

@@ -105,6 +105,9 @@ type session struct {
 	// envJSON is what every run record stores of env, cfgJSON of cfg
 	// (a side with a variant stores its own).
 	envJSON, cfgJSON string
+	// sched orders the sides of the measured rounds, warm the warm-up
+	// rounds' (the config's order, seeded from the session's seed).
+	sched, warm *scheduler
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) *session {
@@ -112,7 +115,19 @@ func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *C
 	e, _ := json.Marshal(ss.env) // plain data always marshals
 	c, _ := json.Marshal(cfg)
 	ss.envJSON, ss.cfgJSON = string(e), string(c)
+	ss.seed(0)
 	return ss
+}
+
+// seed orders the session's rounds by the config's order with seed, or
+// with a new seed when it is 0; it returns the seed.
+func (ss *session) seed(seed uint64) uint64 {
+	if seed == 0 {
+		seed = NewSeed()
+	}
+	ss.sched = newScheduler(ss.cfg.Order, seed)
+	ss.warm = newScheduler(ss.cfg.Order, seed+1)
+	return seed
 }
 
 func (r *Runner) open(ctx context.Context, source string) (*workspace.Workspace, error) {
@@ -271,16 +286,23 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 }
 
 // rounds runs n interleaved rounds of every benchmark: in each round every
-// side runs once, in the order given (A B A B …), so slow drift of the
-// machine hits every side alike. Each side runs its own config's version
-// of the benchmark (its variant's arguments).
+// side runs each benchmark once, so slow drift of the machine hits every
+// side alike, in the order the config's order: gives (random by default,
+// so that no position effect or periodic interference lands on one side).
+// Each side runs its own config's version of the benchmark (its
+// variant's arguments).
 func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) error {
+	sched := ss.sched
+	if !keep {
+		sched = ss.warm
+	}
 	for range n {
 		for i := range ss.cfg.Benchmarks {
-			for _, s := range sides {
+			for _, s := range sched.next(ss.cfg.Benchmarks[i].Name, sides) {
 				if s.build.Failed {
 					continue
 				}
+				sched.record(s.name, keep)
 				if err := ss.runOnce(ctx, s, &s.cfg.Benchmarks[i], keep); err != nil {
 					return err
 				}
@@ -438,6 +460,7 @@ func analysisEnv(e execute.Env) analysis.Env {
 func (r *Runner) optionsFor(cfg *Config) analysis.Options {
 	return analysis.Options{
 		Alpha:        cfg.Thresholds.Alpha,
+		Spending:     cfg.Thresholds.Spending,
 		MinChangePct: cfg.Thresholds.MinChangePct,
 		MinHistory:   cfg.Thresholds.MinHistory,
 		PrimaryUnits: cfg.PrimaryUnits,

@@ -22,6 +22,7 @@ func newBisectCommand() *cobra.Command {
 		allCommits             bool
 		count, maxCount        int
 		format                 string
+		seed                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "bisect",
@@ -78,6 +79,14 @@ measure); 3 the good or the bad revision did not build or its runs failed.`,
 					return usagef(cmd, "--%s is empty: leave it out for the default, or name one", f.name)
 				}
 			}
+			var seedValue uint64
+			if seed != "" {
+				v, err := runner.ParseSeed(seed)
+				if err != nil {
+					return usagef(cmd, "--seed: %v", err)
+				}
+				seedValue = v
+			}
 			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
@@ -85,7 +94,7 @@ measure); 3 the good or the bad revision did not build or its runs failed.`,
 			defer closeDB()
 			res, err := r.Bisect(cmd.Context(), runner.BisectRequest{
 				Source: c.repo, Good: good, Bad: bad, Benchmark: benchmark, Phase: phase, Unit: unit,
-				AllCommits: allCommits, Count: count, MaxCount: maxCount,
+				AllCommits: allCommits, Count: count, MaxCount: maxCount, Seed: seedValue,
 			})
 			if err != nil {
 				return bisectError(cmd, err)
@@ -121,6 +130,7 @@ measure); 3 the good or the bad revision did not build or its runs failed.`,
 	f.IntVar(&count, "count", 0, "runs each measured commit needs, stored ones included (default: the config's count)")
 	f.IntVar(&maxCount, "max-count", 0, "cap on a commit's runs while its comparison is unsettled (default: the config's max_count)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(bisectFormats, ", "))
+	f.StringVar(&seed, "seed", "", "seed of the ends' random order within rounds (default: a new seed, which the log shows)")
 	return cmd
 }
 

@@ -41,17 +41,23 @@ func newCompareCommand() *cobra.Command {
 		count, maxCount    int
 		format             string
 		failOnReg          bool
+		seed               string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare",
 		Short: "Build two revisions, run their benchmarks interleaved, store every run and compare",
 		Long: `compare builds the base and the head revision of a repository, runs each
 benchmark of the base revision's .perfbot.yml (or the default, which runs this
-repository's prover) warm-ups first, then base and head alternately, stores
+repository's prover) warm-ups first, then base and head interleaved, stores
 every run in the database and compares head against base per benchmark,
 phase and unit: Mann-Whitney U and median intervals (as benchstat), Holm
-correction, and a noise floor learned from the stored baseline history.
-Inconclusive comparisons get more runs, in batches, up to --max-count.
+correction, a noise floor learned from the stored baseline history, and
+each change's own interval (Hodges–Lehmann): "no change" means the
+interval lies within the floor. Each round runs the sides in the order
+.perfbot.yml's order: gives (random by default; --seed replays one).
+Inconclusive comparisons get more runs, in batches, up to --max-count;
+every look tests at its share of α (a group-sequential design), so adding
+runs does not raise the false-alarm rate.
 
 --base-args and --head-args compare variants: their arguments are appended
 to every benchmark's on that side (split as a shell would, with quotes; no
@@ -82,6 +88,13 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 				return usagef(cmd, "--max-count %d is below --count %d", maxCount, count)
 			}
 			req := runner.CompareRequest{Source: c.repo, Base: base, Head: head, Count: count, MaxCount: maxCount}
+			if seed != "" {
+				v, err := runner.ParseSeed(seed)
+				if err != nil {
+					return usagef(cmd, "--seed: %v", err)
+				}
+				req.Seed = v
+			}
 			if err := variantArgs(cmd, &req, baseArgs, headArgs); err != nil {
 				return err
 			}
@@ -112,6 +125,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 	f.IntVar(&maxCount, "max-count", 0, "cap on runs per side when adding runs to settle an inconclusive result (default: the config's max_count)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	f.StringVar(&seed, "seed", "", "seed of the sides' random order within rounds, as a report prints it: replays that comparison's order (default: a new seed)")
 	return cmd
 }
 

@@ -1,0 +1,271 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// This file estimates the change itself: the Hodges–Lehmann shift
+// between two samples (the median of every head − base difference, the
+// estimator that goes with Mann-Whitney U) and its distribution-free
+// confidence interval, which is the set of shifts the U test would not
+// reject (Hollander and Wolfe, Nonparametric Statistical Methods, §4.3).
+
+// A Shift is the change between two samples, in percent of the base.
+type Shift struct {
+	// Pct is the Hodges–Lehmann estimate; Lo and Hi bound its confidence
+	// interval (infinite when the samples are too small for one).
+	Pct, Lo, Hi float64
+	// Log says the shift was estimated on the logarithms of the values
+	// (a ratio, which is how a change of speed behaves); otherwise, for
+	// samples with zero or negative values, as a difference over the base
+	// median.
+	Log bool
+	// b and h are the sorted values the shift was estimated on
+	// (logarithms, or values over the base median's magnitude), for
+	// intervals at other levels (halfWidth).
+	b, h []float64
+}
+
+// hodgesLehmann returns the shift of head against base at the given
+// confidence. Both must hold at least one value; neither is modified.
+func hodgesLehmann(base, head []float64, confidence float64) Shift {
+	b, h := slices.Clone(base), slices.Clone(head)
+	positive := true
+	for _, v := range slices.Concat(b, h) {
+		if !(v > 0) {
+			positive = false
+			break
+		}
+	}
+	s := Shift{Pct: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Log: positive}
+	scale := 1.0
+	if positive {
+		for i := range b {
+			b[i] = math.Log(b[i])
+		}
+		for i := range h {
+			h[i] = math.Log(h[i])
+		}
+	}
+	slices.Sort(b)
+	slices.Sort(h)
+	if !positive {
+		scale = math.Abs(median(b))
+		if scale == 0 {
+			return s
+		}
+	}
+	if !positive {
+		for i := range b {
+			b[i] /= scale
+		}
+		for i := range h {
+			h[i] /= scale
+		}
+	}
+	s.b, s.h = b, h
+	m, n := len(b), len(h)
+	total := m * n
+	// The median of the m·n differences: the mean of the two middle
+	// order statistics when their count is even.
+	est := kthDifference(b, h, (total+1)/2)
+	if total%2 == 0 {
+		est = (est + kthDifference(b, h, total/2+1)) / 2
+	}
+	s.Pct = s.toPct(est)
+	// The interval is [D_(k), D_(mn+1−k)], k the largest with
+	// P(U ≤ k−1) ≤ (1−confidence)/2 under no shift.
+	k := uLowerCritical(m, n, (1-confidence)/2)
+	if k < 1 {
+		return s
+	}
+	s.Lo, s.Hi = s.toPct(kthDifference(b, h, k)), s.toPct(kthDifference(b, h, total+1-k))
+	return s
+}
+
+// toPct turns a shift on s's scale into percent of the base.
+func (s Shift) toPct(d float64) float64 {
+	if s.Log {
+		return math.Expm1(d) * 100
+	}
+	return d * 100
+}
+
+// halfWidth returns half the width of the shift's interval at the given
+// confidence, on the scale it was estimated on, or NaN when the samples
+// are too small for one.
+func (s Shift) halfWidth(confidence float64) float64 {
+	m, n := len(s.b), len(s.h)
+	if m == 0 || n == 0 {
+		return math.NaN()
+	}
+	k := uLowerCritical(m, n, (1-confidence)/2)
+	if k < 1 {
+		return math.NaN()
+	}
+	return (kthDifference(s.b, s.h, m*n+1-k) - kthDifference(s.b, s.h, k)) / 2
+}
+
+// kthDifference returns the k-th smallest (from 1) of the differences
+// h[j] − b[i], b and h sorted ascending, without making them: it bisects
+// on the bits of a float64 for the smallest d with at least k
+// differences ≤ d, counting them in one merge-like pass (O((m+n)·64)).
+func kthDifference(b, h []float64, k int) float64 {
+	lo, hi := h[0]-b[len(b)-1], h[len(h)-1]-b[0]
+	if k <= 1 {
+		return lo
+	}
+	if k >= len(b)*len(h) {
+		return hi
+	}
+	// countAtMost returns #{(i, j): h[j] − b[i] ≤ d}.
+	countAtMost := func(d float64) int {
+		// From the largest h down, h[j] − d falls, so b[i:], the base
+		// values ≥ h[j] − d, only grows.
+		n, i := 0, len(b)
+		for j := len(h) - 1; j >= 0; j-- {
+			hj := h[j]
+			for i > 0 && hj-b[i-1] <= d {
+				i--
+			}
+			n += len(b) - i
+		}
+		return n
+	}
+	// Bisect on the ordered bit patterns of lo … hi: every float64 lies
+	// between, and after at most 64 halvings the two meet.
+	for range 200 {
+		if lo == hi {
+			break
+		}
+		mid := midFloat(lo, hi)
+		if mid == hi || mid == lo {
+			if countAtMost(lo) >= k {
+				return lo
+			}
+			return hi
+		}
+		if countAtMost(mid) >= k {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// midFloat returns a float64 halfway between a < b in the order of
+// their bit patterns, so that bisection ends in at most 64 steps.
+func midFloat(a, b float64) float64 {
+	ka, kb := orderedBits(a), orderedBits(b)
+	return fromOrderedBits(ka + int64((uint64(kb)-uint64(ka))/2))
+}
+
+func orderedBits(x float64) int64 {
+	u := int64(math.Float64bits(x))
+	if u < 0 {
+		return math.MinInt64 - u
+	}
+	return u
+}
+
+func fromOrderedBits(k int64) float64 {
+	if k < 0 {
+		k = math.MinInt64 - k
+	}
+	return math.Float64frombits(uint64(k))
+}
+
+// uExactLimit is the largest m·n for which uLowerCritical uses the exact
+// distribution of U; above it the normal approximation is within one of
+// the exact critical value.
+const uExactLimit = 2500
+
+type uKey struct {
+	m, n  int
+	alpha float64
+}
+
+var uCriticalCache sync.Map // uKey → int
+
+// uLowerCritical returns the largest k ≥ 0 with P(U ≤ k−1) ≤ alpha, U the
+// Mann-Whitney statistic of samples of m and n values with no shift and
+// no ties: the number of differences to cut from each end of the sorted
+// differences for a two-sided interval at confidence 1 − 2·alpha. It is 0
+// when the samples are too small for any interval.
+func uLowerCritical(m, n int, alpha float64) int {
+	key := uKey{m, n, alpha}
+	if v, ok := uCriticalCache.Load(key); ok {
+		return v.(int)
+	}
+	var k int
+	if m*n <= uExactLimit {
+		cdf := 0.0
+		for _, p := range uDistribution(m, n) {
+			if cdf+p > alpha*(1+1e-12) {
+				break
+			}
+			cdf += p
+			k++
+		}
+	} else {
+		mn := float64(m * n)
+		sd := math.Sqrt(mn * float64(m+n+1) / 12)
+		// P(U ≤ k−1) ≈ Φ((k − 1 + 0.5 − mn/2)/sd) ≤ alpha.
+		k = int(math.Floor(mn/2 + 0.5 + normalQuantile(alpha)*sd))
+		k = max(k, 0)
+	}
+	uCriticalCache.Store(key, k)
+	return k
+}
+
+// uDistribution returns P(U = u) for u = 0 … m·n: U counts the pairs with
+// the head value below the base value among m base and n head values,
+// all orders equally likely. It uses the recursion on the largest value:
+// it is a base value with probability m/(m+n), and then adds n to U.
+func uDistribution(m, n int) []float64 {
+	// prev[j] is the distribution for i−1 base values and j head values.
+	prev := make([][]float64, n+1)
+	for j := range prev {
+		prev[j] = []float64{1}
+	}
+	for i := 1; i <= m; i++ {
+		cur := make([][]float64, n+1)
+		cur[0] = []float64{1}
+		for j := 1; j <= n; j++ {
+			d := make([]float64, i*j+1)
+			pb := float64(i) / float64(i+j)
+			// Largest is a base value: U grows by j (it is above every head value).
+			for u, p := range prev[j] {
+				d[u+j] += pb * p
+			}
+			for u, p := range cur[j-1] {
+				d[u] += (1 - pb) * p
+			}
+			cur[j] = d
+		}
+		prev = cur
+	}
+	return prev[n]
+}
+
+// mdePct returns the smallest change, in percent, that a test at
+// two-sided nominal level threshold detects with 80% power, given the
+// spread of the shift's estimate: the half-width of its interval at
+// confidence 1 − threshold (the shifts the test would not reject, by the
+// duality of Mann-Whitney U and the Hodges–Lehmann interval) plus the
+// half-width at 60%, which reaches z(0.8) standard errors. Both come from
+// the samples' own differences, so heavy tails widen them as they widen
+// the test's. It is NaN when the samples are too small for either.
+func mdePct(s Shift, threshold float64) float64 {
+	if !(threshold > 0) {
+		return math.NaN()
+	}
+	d := s.halfWidth(1-threshold) + s.halfWidth(2*normalCDF(normalQuantile(0.8))-1)
+	if !finite(d) {
+		return math.NaN()
+	}
+	return s.toPct(d)
+}
