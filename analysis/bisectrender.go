@@ -138,9 +138,9 @@ func BisectHeadline(r *BisectReport) string {
 // else the ends' change.
 func bisectDelta(r *BisectReport) float64 {
 	if row, ok := bisectRow(r); ok {
-		return row.DeltaPct
+		return row.Change()
 	}
-	return r.Change.DeltaPct
+	return r.Change.Change()
 }
 
 // bisectRow returns the comparison's row of the searched series.
@@ -175,7 +175,7 @@ func bisectChange(r *BisectReport, code func(string) string, strong string) stri
 	s := scaler(row.Unit, row.Base.Median, row.Head.Median)
 	return fmt.Sprintf("made %s (%s) %s: %s → %s, %s%s%s (%s, %s)",
 		code(bisectSeries(r.Key)), row.Unit, how, formatScaled(s, row.Base.Median, row.Unit), formatScaled(s, row.Head.Median, row.Unit),
-		strong, formatPct(row.DeltaPct), strong, formatPEq(row.PValue), rowVerdict(row))
+		strong, formatPct(row.Change()), strong, formatPEq(row.PValue), rowVerdict(row))
 }
 
 // bisectScope says what was searched, between which ends, and what it
@@ -197,7 +197,7 @@ func bisectScope(r *BisectReport, code func(string) string) string {
 	line := fmt.Sprintf("Searched %s of %s (%s) for the change in %s (%s) from good %s (%s) to bad %s (%s): %s (%s, %s); %s, %s measured, %s reused.",
 		plural(r.Commits, "commit"), code(shortRev(r.Good.SHA)+".."+shortRev(r.Bad.SHA)), order, code(bisectSeries(r.Key)), c.Unit,
 		code(shortRev(r.Good.SHA)), formatScaled(s, c.Base.Median, c.Unit), code(shortRev(r.Bad.SHA)), formatScaled(s, c.Head.Median, c.Unit),
-		formatPct(c.DeltaPct), rowVerdict(c), formatPEq(c.PValue), plural(probes, "probe"), plural(measured, "run"), plural(reused, "run"))
+		formatPct(c.Change()), rowVerdict(c), formatPEq(c.PValue), plural(probes, "probe"), plural(measured, "run"), plural(reused, "run"))
 	if n := len(r.Skipped()); n > 0 {
 		line += fmt.Sprintf(" %s skipped.", capitalize(plural(n, "commit")))
 	}
@@ -257,7 +257,7 @@ func probeCells(r *BisectReport, p Probe) probeText {
 		if row == nil {
 			return ""
 		}
-		return formatPct(row.DeltaPct) + " (" + formatPEq(row.PValue) + ")"
+		return formatPct(row.Change()) + " (" + formatPEq(row.PValue) + ")"
 	}
 	t.vsGood, t.vsBad = vs(p.VsGood), vs(p.VsBad)
 	return t

@@ -382,7 +382,8 @@ func (c *comparer) detectable(rows []Row) {
 // against the floor, and the change's own interval (DeltaLoPct …
 // DeltaHiPct) against ±floor:
 //
-//   - regression or improvement: significant, and |Δ| at least the floor;
+//   - regression or improvement: significant, and the change (Change: the
+//     Hodges–Lehmann shift) at least the floor;
 //   - no change: the interval lies within ±floor, so any change larger
 //     than the floor is ruled out (ReasonBelowFloor when the test found
 //     a change too small to count, ReasonWithinFloor otherwise);
@@ -405,12 +406,13 @@ func (c *comparer) decide(row *Row, base, head *side) {
 		return
 	}
 	significant := row.PValue < c.opts.Alpha
-	aboveFloor := math.Abs(row.DeltaPct) >= row.Floor.Pct || math.IsNaN(row.DeltaPct)
+	change := row.Change()
+	aboveFloor := math.Abs(change) >= row.Floor.Pct || math.IsNaN(change)
 	within := row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct
 	beyond := row.DeltaLoPct > row.Floor.Pct || row.DeltaHiPct < -row.Floor.Pct
 	switch {
 	case significant && aboveFloor:
-		worse := row.Head.Median > row.Base.Median
+		worse := change > 0 || math.IsNaN(change) && row.Head.Median > row.Base.Median
 		if row.Better == "higher" {
 			worse = !worse
 		}
@@ -472,12 +474,20 @@ func firstRevision(runs []Run) string {
 	return ""
 }
 
-// labeler returns how warnings name a series: by its phase when every
-// series belongs to one benchmark, by benchmark and phase otherwise.
+// labeler returns how warnings name a series: by its phase when one
+// benchmark is the only one with phases (the per-process rows that
+// perfbot adds to every command have none), by benchmark and phase
+// otherwise.
 func labeler(keys []Key) func(Key) string {
+	phased := ""
 	oneBenchmark := true
 	for _, k := range keys {
-		if k.Benchmark != keys[0].Benchmark {
+		if k.Phase == "" {
+			continue
+		}
+		if phased == "" {
+			phased = k.Benchmark
+		} else if k.Benchmark != phased {
 			oneBenchmark = false
 		}
 	}

@@ -270,7 +270,7 @@ func TestCompareWideIntervalsAreTooNoisy(t *testing.T) {
 	if !r.NeedMoreRuns() || r.Verdict != VerdictInconclusive {
 		t.Errorf("verdict %s, NeedMoreRuns %v; want inconclusive and true", r.Verdict, r.NeedMoreRuns())
 	}
-	if !hasWarning(r, "too noisy", "synthesis ("+formatPct(row.DeltaPct)+" [") {
+	if !hasWarning(r, "too noisy", "synthesis ("+formatPct(row.Change())+" [") {
 		t.Errorf("no too-noisy warning in %q", r.Warnings)
 	}
 }

@@ -20,8 +20,8 @@ type Explanation struct {
 	// Benchmark and Phase name the explained series, as in Key.
 	Benchmark string `json:"benchmark"`
 	Phase     string `json:"phase"`
-	// DeltaPct and P are the sec/op row's change and Holm-adjusted
-	// p-value.
+	// DeltaPct and P are the sec/op row's change (Row.Change) and its
+	// p-value adjusted for the family and the looks (Row.PValue).
 	DeltaPct float64 `json:"delta_pct"`
 	P        float64 `json:"p_value"`
 	// Simulated is the phase's simulated instruction count from the
@@ -49,9 +49,9 @@ type Explanation struct {
 type ExplanationItem struct {
 	// Name is the short name shown: "instructions", "IPC".
 	Name string `json:"name"`
-	// DeltaPct is the change of the medians (of the ratio of the
-	// medians, for a derived ratio) in percent; NaN (JSON null) when the
-	// base is 0.
+	// DeltaPct is the row's change (Row.Change; the change of the ratio
+	// of the medians, for a derived ratio) in percent; NaN (JSON null)
+	// when the base is 0.
 	DeltaPct float64 `json:"delta_pct"`
 	// Significant is true when the row's verdict is a regression or an
 	// improvement; for a derived ratio, when either row's verdict is and
@@ -120,7 +120,7 @@ func explain(rows []Row, diffs []ProfileDiff, processes func(benchmark string) [
 		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
 			continue
 		}
-		e := Explanation{Benchmark: row.Benchmark, Phase: row.Phase, DeltaPct: row.DeltaPct, P: row.PValue}
+		e := Explanation{Benchmark: row.Benchmark, Phase: row.Phase, DeltaPct: row.Change(), P: row.PValue}
 		e.Items = explanationItems(rows, row.Benchmark, row.Phase)
 		e.Simulated = simulatedItem(rows, row.Benchmark, row.Phase)
 		var gpu bool
@@ -148,7 +148,7 @@ func simulatedItem(rows []Row, benchmark, phase string) *ExplanationItem {
 		if row.Simulated && row.Unit == SimInstructionsUnit && row.Benchmark == benchmark && row.Phase == phase {
 			return &ExplanationItem{
 				Name:        "sim-instructions",
-				DeltaPct:    row.DeltaPct,
+				DeltaPct:    row.Change(),
 				Significant: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
 				Exact:       true,
 			}
@@ -189,7 +189,7 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		num, den, ratio := strings.Cut(o.unit, "÷")
 		if !ratio {
 			if r, ok := units[o.unit]; ok {
-				items = append(items, ExplanationItem{Name: o.name, DeltaPct: r.DeltaPct, Significant: significant(r)})
+				items = append(items, ExplanationItem{Name: o.name, DeltaPct: r.Change(), Significant: significant(r)})
 			}
 			continue
 		}

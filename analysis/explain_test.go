@@ -85,11 +85,11 @@ func TestExplanationOfARegressedPhaseShowsItsCountersAndIPC(t *testing.T) {
 	if err := RenderText(&txt, r); err != nil {
 		t.Fatal(err)
 	}
-	const wantMD = "**synthesis** +9.4% (p&lt;0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.2% (~)\n"
+	const wantMD = "**synthesis** +9.6% (p&lt;0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.1% (~)\n"
 	if !strings.Contains(md.String(), "\n"+wantMD) {
 		t.Errorf("markdown lacks the line %q:\n%s", wantMD, md.String())
 	}
-	const wantText = "  synthesis +9.4% (p<0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.2% (~)\n"
+	const wantText = "  synthesis +9.6% (p<0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.1% (~)\n"
 	if !strings.Contains(txt.String(), "\n"+wantText) {
 		t.Errorf("text lacks the line %q:\n%s", wantText, txt.String())
 	}
@@ -104,7 +104,7 @@ func TestExplanationKeepsSignificantItemsFirstAndAtMostSix(t *testing.T) {
 	t.Parallel()
 	var rows []Row
 	add := func(unit string, delta float64, v Verdict) {
-		rows = append(rows, Row{Key: Key{proveBench, "synthesis", unit}, DeltaPct: delta, Verdict: v,
+		rows = append(rows, Row{Key: Key{proveBench, "synthesis", unit}, DeltaPct: delta, ShiftPct: delta, Verdict: v,
 			Base: Summary{Median: 100}, Head: Summary{Median: 100 * (1 + delta/100)}})
 	}
 	add("sec/op", 9, VerdictRegression)
@@ -131,7 +131,7 @@ func TestExplanationKeepsSignificantItemsFirstAndAtMostSix(t *testing.T) {
 
 func TestExplanationOfAPhaseWithOnlyAProfileIsTheProfileLine(t *testing.T) {
 	t.Parallel()
-	rows := []Row{{Key: Key{proveBench, "msm_h", "sec/op"}, DeltaPct: 20.4, PValue: 0.0004, Verdict: VerdictRegression}}
+	rows := []Row{{Key: Key{proveBench, "msm_h", "sec/op"}, DeltaPct: 20.4, ShiftPct: 20.4, PValue: 0.0004, Verdict: VerdictRegression}}
 	diffs := []ProfileDiff{{Benchmark: proveBench, Phase: "msm_h", SampleType: "cpu",
 		Flat: []FuncShare{{"github.com/perfbot/perfbot/prover/groth16.split[...]", 3.1, 9.8, 6.7}}}}
 	es := Explain(rows, diffs)

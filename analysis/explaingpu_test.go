@@ -127,12 +127,12 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 func TestTelemetryItemsNameTheGPUAndMarkThrottlingThatIsNotSignificant(t *testing.T) {
 	t.Parallel()
 	rows := []Row{
-		{Key: Key{"process/benchmark=prove/gpu=1", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -5,
+		{Key: Key{"process/benchmark=prove/gpu=1", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -5, ShiftPct: -5,
 			Base: Summary{Median: 1980}, Head: Summary{Median: 1881}},
-		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUSMClockMeanUnit}, Verdict: VerdictNoChange, DeltaPct: 0.1},
+		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUSMClockMeanUnit}, Verdict: VerdictNoChange, DeltaPct: 0.1, ShiftPct: 0.1},
 		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUThrottledFractionUnit}, Verdict: VerdictInconclusive,
 			Base: Summary{Median: 0}, Head: Summary{Median: 0.05}},
-		{Key: Key{"process/benchmark=other", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -20},
+		{Key: Key{"process/benchmark=other", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -20, ShiftPct: -20},
 	}
 	items := telemetryItems(rows, []string{"process/benchmark=prove"})
 	var texts []string

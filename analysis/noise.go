@@ -22,6 +22,21 @@ type Noise struct {
 	// efficiency (3/π): (z(1−α/2) + z(0.8)) · √(2/n) · CV · √(π/3).
 	DetectablePct float64 `json:"detectable_pct"`
 	PerSide       int     `json:"per_side"`
+	// alpha is the level DetectablePct was computed at, for RunsFor.
+	alpha float64
+}
+
+// RunsFor returns how many runs a side a comparison needs to detect a
+// change of pct percent with 80% power at the level DetectablePct used,
+// by the same approximation (DetectablePct falls as 1/√n); 0 when the
+// series does not vary.
+func (n Noise) RunsFor(pct float64) int {
+	if n.CVPct < 1e-9 || !(pct > 0) { // a constant series, up to rounding
+		return 0
+	}
+	z := normalQuantile(1-n.alpha/2) + normalQuantile(0.8)
+	d := z * n.CVPct * math.Sqrt(math.Pi/3) / pct
+	return int(math.Ceil(2 * d * d))
 }
 
 // MeasureNoise summarizes the variation of every series across runs (ok
@@ -55,7 +70,7 @@ func MeasureNoise(runs []Run, perSide int, opts Options) []Noise {
 	out := make([]Noise, 0, len(order))
 	for _, k := range order {
 		v := values[k]
-		n := Noise{Key: k, N: len(v), PerSide: perSide}
+		n := Noise{Key: k, N: len(v), PerSide: perSide, alpha: opts.Alpha}
 		if len(v) == 0 {
 			continue
 		}

@@ -206,7 +206,7 @@ func formatRow(row Row) rowText {
 	return rowText{
 		base:    formatScaled(s, row.Base.Median, row.Unit),
 		head:    formatScaled(s, row.Head.Median, row.Unit),
-		delta:   formatPct(row.DeltaPct) + formatInterval(row.DeltaLoPct, row.DeltaHiPct),
+		delta:   formatPct(row.Change()) + formatInterval(row.DeltaLoPct, row.DeltaHiPct),
 		p:       p,
 		ci:      formatCI(row.Base) + " / " + formatCI(row.Head),
 		floor:   formatFloor(row.Floor),
@@ -259,11 +259,11 @@ func headline(r *Report, code func(string) string) string {
 			}
 		}
 		slices.SortStableFunc(rows, func(a, b Row) int {
-			return cmp.Compare(math.Abs(b.DeltaPct), math.Abs(a.DeltaPct))
+			return cmp.Compare(math.Abs(b.Change()), math.Abs(a.Change()))
 		})
 		var out []string
 		for _, row := range rows {
-			out = append(out, name(row)+" "+formatPct(row.DeltaPct))
+			out = append(out, name(row)+" "+formatPct(row.Change()))
 		}
 		return out
 	}
@@ -451,8 +451,18 @@ func mdeLine(r *Report, code func(string) string) string {
 	worst := rows[0]
 	n := min(worst.Base.N, worst.Head.N)
 	need := float64(n) * math.Pow(worst.MDEPct/worst.Floor.Pct, 2)
-	return fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; seeing %s's %s floor would take about %s a side (perfbot calibrate measures each phase's noise and the count it needs).",
-		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"), code(label(worst.Key)), formatFloor(worst.Floor), plural(roundRuns(need), "run"))
+	return fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
+		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"), code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(need)))
+}
+
+// formatCount formats a whole number with thousands separators:
+// "14,000".
+func formatCount(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // roundRuns rounds a run count up to two significant digits.

@@ -274,7 +274,7 @@ func TestRenderedRowsWithTooFewRunsShowNoPValue(t *testing.T) {
 func TestHeadlineIsPlainTextWithTheVerdict(t *testing.T) {
 	t.Parallel()
 	got := Headline(goldenReport())
-	if want := "Regression. Head is worse than base in msm_h +20.4%, total +3.4%."; got != want {
+	if want := "Regression. Head is worse than base in msm_h +20.4%, total +3.3%."; got != want {
 		t.Errorf("Headline = %q, want %q", got, want)
 	}
 	if strings.ContainsAny(got, "`\n") {

@@ -137,6 +137,16 @@ func (r *Report) NeedMoreRuns() bool {
 	return false
 }
 
+// Change returns the row's change in percent as reports show it and
+// verdicts weigh it: the Hodges–Lehmann shift, or the change of the
+// medians where there is none (a simulated count, or a base of zeros).
+func (row Row) Change() float64 {
+	if row.Simulated || !finite(row.ShiftPct) {
+		return row.DeltaPct
+	}
+	return row.ShiftPct
+}
+
 // Runs counts the runs of both sides.
 type Runs struct {
 	Base SideRuns `json:"base"`
@@ -184,8 +194,10 @@ type Row struct {
 	// Base and Head summarize each side's runs.
 	Base Summary `json:"base"`
 	Head Summary `json:"head"`
-	// DeltaPct is (head median − base median) / base median × 100; NaN
-	// (JSON null) when the base median is 0 and the head's is not.
+	// DeltaPct is (head median − base median) / base median × 100, the
+	// change benchstat prints; NaN (JSON null) when the base median is 0
+	// and the head's is not. Reports show and verdicts weigh ShiftPct
+	// (Change).
 	DeltaPct float64 `json:"delta_pct"`
 	// PRaw is the Mann-Whitney U p-value, as benchstat prints it.
 	PRaw float64 `json:"p_raw"`

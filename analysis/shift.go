@@ -54,6 +54,11 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 	if !positive {
 		scale = math.Abs(median(b))
 		if scale == 0 {
+			// No percentage of a zero median, except for no change at
+			// all: every value equal, as a counter that stays at 0.
+			if b[0] == b[len(b)-1] && h[0] == h[len(h)-1] && b[0] == h[0] {
+				s.Pct, s.Lo, s.Hi = 0, 0, 0
+			}
 			return s
 		}
 	}

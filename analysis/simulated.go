@@ -136,9 +136,13 @@ func simRow(k Key, bv, hv []float64) Row {
 		Head:      summary(hv),
 		PRaw:      math.NaN(),
 		PValue:    math.NaN(),
+		Threshold: math.NaN(),
+		MDEPct:    math.NaN(),
 		Floor:     Floor{Pct: SimFloorPct, Source: FloorSimulated},
 	}
 	row.DeltaPct = deltaPct(row.Base.Median, row.Head.Median)
+	// Exact: the change is the medians' change, with no interval.
+	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = row.DeltaPct, row.DeltaPct, row.DeltaPct
 	d := row.Head.Median - row.Base.Median
 	switch {
 	case (math.Abs(row.DeltaPct) >= SimFloorPct || math.IsNaN(row.DeltaPct)) && math.Abs(d) >= SimFloorInstructions:

@@ -80,9 +80,9 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 		case ReasonRunsFailed:
 			failed = append(failed, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
 		case ReasonTooNoisy:
-			noisy = append(noisy, fmt.Sprintf("%s (%s%s vs floor %s)", label, formatPct(row.DeltaPct), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatFloor(row.Floor)))
+			noisy = append(noisy, fmt.Sprintf("%s (%s%s vs floor %s)", label, formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatFloor(row.Floor)))
 		case ReasonUnconfirmed:
-			unconfirmed = append(unconfirmed, fmt.Sprintf("%s (%s%s, p (adj.) %s)", label, formatPct(row.DeltaPct), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatP(row.PValue)))
+			unconfirmed = append(unconfirmed, fmt.Sprintf("%s (%s%s, p (adj.) %s)", label, formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatP(row.PValue)))
 		}
 		for _, s := range []*side{base, head} {
 			if n := len(s.series[row.Key]); n < s.withSamples {

@@ -152,6 +152,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	design := analysis.NewDesign(count, maxCount)
 	var looks []int
 	var caveats []string
+	var loadInputs map[string]any
 	compare := func() *analysis.Report {
 		return analysis.Compare(analysis.Input{
 			BaseRev: base.SHA, HeadRev: head.SHA,
@@ -172,7 +173,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		warm := ss.warmup()
 		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
 		ss.prog.observe = req.OnProgress
-		meter := r.startLoad()
+		meter := r.startLoad(ctx)
 		if err := ss.rounds(ctx, sides, warm, false); err != nil {
 			return nil, err
 		}
@@ -197,7 +198,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		if err != nil {
 			return nil, err
 		}
-		caveats = meter.stop()
+		caveats, loadInputs = meter.stop()
 		// The callgrind runs come last: their counts do not need the timed
 		// runs' statistics, and their time limit is made from the timed runs.
 		ss.prog.grow(ss.countSimulations(sides))
@@ -227,7 +228,10 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		in["base_args"], in["head_args"] = nonNil(req.BaseArgs), nonNil(req.HeadArgs)
 		in["base_config_hash"], in["head_config_hash"] = sides[0].cfgHash, sides[1].cfgHash
 	}
-	inputs, _ := json.Marshal(in)
+	inputs, err := marshalInputs(in, loadInputs)
+	if err != nil {
+		return nil, fmt.Errorf("encode comparison inputs: %w", err)
+	}
 	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
 		Verdict: string(report.Verdict), Inputs: string(inputs), Report: string(reportJSON),

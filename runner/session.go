@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/execute"
+	"github.com/perfbot/perfbot/runner/system"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
 )
@@ -42,6 +43,9 @@ type Runner struct {
 	Builder Builder
 	// Env is the machine's fingerprint; Fingerprint fills it when nil.
 	Env *execute.Env
+	// Inspect, when set, replaces perfbot system's inspection of the
+	// machine before a comparison's runs (system.Inspect).
+	Inspect func(context.Context) system.Report
 }
 
 func (r *Runner) log() *slog.Logger {

@@ -481,15 +481,30 @@ the thresholds in .perfbot.yml. An A/A comparison should find no change.`,
 			opts := analysis.Options{Alpha: res.Config.Thresholds.Alpha}
 			noise := analysis.MeasureNoise(append(res.BaseRuns, res.HeadRuns...), res.Rounds, opts)
 			out := cmd.OutOrStdout()
+			floor := res.Config.Thresholds.MinChangePct
 			fmt.Fprintf(out, "calibration of %s: %d runs per side, A/A verdict %s\n\n", res.Base.Short(), res.Rounds, res.Report.Verdict)
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "benchmark\tphase\tunit\truns\tmedian\tCV\tMAD\tdetectable at %d/side\n", res.Rounds)
+			fmt.Fprintf(tw, "benchmark\tphase\tunit\truns\tmedian\tCV\tMAD\tdetectable at %d/side\truns/side for %.1f%%\n", res.Rounds, floor)
+			primary := map[string]bool{}
+			for _, u := range res.Config.PrimaryUnits {
+				primary[u] = true
+			}
+			worst, worstName := 0, ""
 			for _, n := range noise {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4g\t%.2f%%\t%.2f%%\t%.2f%%\n",
-					n.Benchmark, n.Phase, n.Unit, n.N, n.Median, n.CVPct, n.MADPct, n.DetectablePct)
+				need := n.RunsFor(floor)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.4g\t%.2f%%\t%.2f%%\t%.2f%%\t%d\n",
+					n.Benchmark, n.Phase, n.Unit, n.N, n.Median, n.CVPct, n.MADPct, n.DetectablePct, need)
+				if primary[n.Unit] && need > worst {
+					worst, worstName = need, n.Phase
+				}
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if worst > 0 {
+				fmt.Fprintf(out, "\nTo see %.1f%% (min_change_pct) in every %s phase at α = %v with 80%% power, a comparison needs about %d runs a side (the noisiest: %s): "+
+					"set max_count to at least that in .perfbot.yml, or quiet the machine (perfbot system). Holm's correction over the phases and the looks of a sequential design raise it somewhat.\n",
+					floor, strings.Join(res.Config.PrimaryUnits, ", "), opts.Alpha, worst, worstName)
 			}
 			if res.FailedRuns > 0 {
 				return &statusError{exitRunsFailed, fmt.Sprintf("%d runs failed", res.FailedRuns)}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,7 +216,7 @@ func TestCalibrateReportsEachSeriesNoise(t *testing.T) {
 	var a, total []string
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
-		if len(f) == 8 && f[0] == "X" && f[2] == "sec/op" {
+		if len(f) == 9 && f[0] == "X" && f[2] == "sec/op" {
 			switch f[1] {
 			case "a":
 				a = f
@@ -228,6 +231,20 @@ func TestCalibrateReportsEachSeriesNoise(t *testing.T) {
 	// 16 runs; total never varies, a does (a little).
 	if a[3] != "16" || total[3] != "16" || total[5] != "0.00%" || total[7] != "0.00%" || a[5] == "0.00%" {
 		t.Errorf("rows a=%v total=%v; want 16 runs each, total with 0%% CV and detectable change, a with some", a, total)
+	}
+	// The runs a side to see the 1% floor: none for total, which never
+	// varies; for a, 2·((z(0.975)+z(0.8))·CV·√(π/3)/1%)², from its CV.
+	cv, err := strconv.ParseFloat(strings.TrimSuffix(a[5], "%"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := (1.959963984540054 + 0.8416212335729143) * cv * math.Sqrt(math.Pi/3) / 1
+	want := int(math.Ceil(2 * d * d))
+	if total[8] != "0" || a[8] != strconv.Itoa(want) {
+		t.Errorf("runs for the floor: a %s (want %d from its CV %v), total %s (want 0)", a[8], want, cv, total[8])
+	}
+	if !strings.Contains(out, fmt.Sprintf("needs about %d runs a side (the noisiest: a)", want)) {
+		t.Errorf("no suggestion of %d runs a side:\n%s", want, out)
 	}
 }
 

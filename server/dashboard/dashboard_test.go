@@ -115,7 +115,8 @@ func testStore(t *testing.T) *store.DB {
 	var rep bytes.Buffer
 	if err := analysis.RenderJSON(&rep, &analysis.Report{Verdict: analysis.VerdictImprovement, Base: sha(1), Head: sha(2),
 		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, Verdict: analysis.VerdictImprovement,
-			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, DeltaPct: -20, PValue: 0.001}},
+			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, DeltaPct: -20, ShiftPct: -20,
+			DeltaLoPct: -22.5, DeltaHiPct: -17.25, PValue: 0.001}},
 		Warnings: []string{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestDashboard(t *testing.T) {
 			t.Fatalf("got source %s id %d report %+v; want the stored improvement", cd.Source, cd.ComparisonID, cd.Report)
 		}
 		_, page := do(t, d, "/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2)))
-		if !strings.Contains(page, "Stored comparison #") || !strings.Contains(page, "-20.0%") {
+		if !strings.Contains(page, "Stored comparison #") || !strings.Contains(page, "-20.0% [-22.5, -17.2]") {
 			t.Errorf("compare page lacks the stored comparison's row")
 		}
 	})

@@ -404,7 +404,7 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		data.Rows = append(data.Rows, compareRow{
 			Name: seriesName(row.Key), Unit: row.Unit,
 			Base: scaled(row.Base.Median, row.Unit), Head: scaled(row.Head.Median, row.Unit),
-			Delta: pct(row.DeltaPct), P: fmt.Sprintf("%.3g", row.PValue),
+			Delta: pct(row.Change()) + pctInterval(row.DeltaLoPct, row.DeltaHiPct), P: fmt.Sprintf("%.3g", row.PValue),
 			Verdict: string(row.Verdict), Reason: row.Reason,
 		})
 	}
@@ -558,6 +558,15 @@ func pct(x float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.1f%%", x)
+}
+
+// pctInterval formats a change's interval after its Δ: " [-1.8, +4.0]",
+// or "" without one (a report stored before intervals, or too few runs).
+func pctInterval(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
+		return ""
+	}
+	return fmt.Sprintf(" [%+.1f, %+.1f]", lo, hi)
 }
 
 // scaled formats a value in its unit as benchstat does (1.23s, 4.5G).
