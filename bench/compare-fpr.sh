@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # compare-fpr.sh OUTDIR [N] — how often perfbot compare cries wolf, and how
-# often it finds a real 5% slowdown, on this machine with the default config
-# (the prover at 2^16 constraints, 10 runs a side, up to 30).
+# often it finds a real slowdown, on this machine with the default config
+# (the prover at 2^16 constraints, 10 runs a side, up to 30, the sides of
+# each round in a random order, looks that share α).
 #
 # It clones this repository into a temporary directory, adds one commit that
-# makes the msm_h phase of every proof exactly 5% slower (a spin of 1/20 of
-# the phase's own time, inside the phase's measurement), then runs N A/A
-# comparisons (base against itself) and N planted comparisons (base against
-# the slowed commit), alternating. It prints the false-positive rate (A/A
-# comparisons with any regression or improvement) and the detection rate
-# (planted comparisons whose msm_h row is a regression and explains total's
-# change), and leaves every JSON report under OUTDIR.
+# makes the msm_h phase of every proof PLANT_PCT percent slower (default 5:
+# a spin of that share of the phase's own time, inside the phase's
+# measurement), then runs N A/A comparisons (base against itself) and N
+# planted comparisons (base against the slowed commit), alternating. It
+# prints the false-alarm count (A/A comparisons with any regression or
+# improvement) with its exact 95% Clopper–Pearson upper bound, the
+# detection rate (planted comparisons whose msm_h row is a regression and
+# explains total's change) and the median rounds a side used, lists every
+# miss with its verdict and msm_h's minimum detectable change, and leaves
+# every JSON report under OUTDIR (summary.txt holds the summary).
+#
+# LOAD=W runs bench/load.sh with W workers for as long as the measurement
+# takes (a shared runner: W unpinned processes alternating busy and idle
+# periods of 0.5-5 s). The load starts once the clone and the builds are
+# done and stops when the last comparison ends.
 #
 # Levers against noise (default: unset, the default config): PROVE_COUNT=K
 # makes K measured proofs per process (the run's value is their median);
@@ -19,25 +28,31 @@
 # config itself with prove's CPU profile on or off (and `cpus: auto`, as the
 # default has, unless CPUS says otherwise), so that two OUTDIRs run with
 # PROFILE=on and PROFILE=off, alternately, measure what profiling costs
-# detection. Any of these commits a .perfbot.yml to the base revision.
-# MAX_COUNT=M passes --max-count M (the cap on runs a side while a phase is
-# inconclusive). KINDS="planted" (or "aa") runs only that
-# kind; a measurement too long for one sitting can be split that way. An
-# OUTDIR that already holds a kind-i.json skips that comparison, so an
-# interrupted run resumes where it stopped.
+# detection. ORDER=random|abba|alternate writes the default config with that
+# order: of the sides. Any of these commits a .perfbot.yml to the base
+# revision. MAX_COUNT=M passes --max-count M (the cap on runs a side while a
+# phase is inconclusive). KINDS="planted" (or "aa") runs only that kind; a
+# measurement too long for one sitting can be split that way. An OUTDIR
+# that already holds a kind-i.json skips that comparison, so an interrupted
+# run resumes where it stopped.
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
 case ${PROFILE:-} in '' | on | off) ;; *) echo "compare-fpr: PROFILE is on or off, not '$PROFILE'" >&2; exit 2 ;; esac
+case ${ORDER:-} in '' | random | abba | alternate) ;; *) echo "compare-fpr: ORDER is random, abba or alternate, not '$ORDER'" >&2; exit 2 ;; esac
+plant=${PLANT_PCT:-5}
+case $plant in '' | *[!0-9]*) echo "compare-fpr: PLANT_PCT is a whole percentage, not '$plant'" >&2; exit 2 ;; esac
+case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers, not '$LOAD'" >&2; exit 2 ;; esac
 top=$(git rev-parse --show-toplevel)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+loadpid=
+trap '[ -n "$loadpid" ] && kill "$loadpid" 2>/dev/null; rm -rf "$work"' EXIT
 
 git clone -q "$top" "$work/repo"
 cd "$work/repo"
-if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}" ]; then
+if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}${ORDER:-}" ]; then
   cat > .perfbot.yml <<YML
 build:
   - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
@@ -52,33 +67,48 @@ YML
     echo "    cpus: auto" >> .perfbot.yml
   fi
   [ "${PROFILE:-}" = on ] && echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
+  [ -n "${ORDER:-}" ] && echo "order: $ORDER" >> .perfbot.yml
   git add .perfbot.yml
   git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off}"
 fi
 base=$(git rev-parse HEAD)
 # The spin goes right after the phase's labelled span (pprof.Do, whose
 # callback ends with m.markEnd()), inside its measurement (before … after).
-perl -0pi -e 's/(\t\tm\.markEnd\(\)\n\t\}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +5%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)\/21; {\n\t\t}\n\t}\n/' prover/phase.go
-grep -q 'planted: +5%' prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor (m.markEnd() closing pprof.Do in meter.run)" >&2; exit 1; }
+PLANT_PCT=$plant perl -0pi -e 's/(\t\tm\.markEnd\(\)\n\t\}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +$ENV{PLANT_PCT}%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)*$ENV{PLANT_PCT}\/100; {\n\t\t}\n\t}\n/' prover/phase.go
+grep -q "planted: +$plant%" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor (m.markEnd() closing pprof.Do in meter.run)" >&2; exit 1; }
 go build ./prover/
-git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h 5% slower"
+git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h $plant% slower"
 head=$(git rev-parse HEAD)
 cd "$top"
 go build -o "$work/perfbot" ./cmd/perfbot
 
-verdicts() { # file → "overall msm_h-verdict explained_by"
+verdicts() { # file → "overall msm_h-verdict explained_by rounds msm_h-mde msm_h-delta"
   python3 - "$1" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))
+try:
+    r = json.load(open(sys.argv[1]))
+except ValueError:
+    print("failed - - 0 - -")
+    sys.exit()
 row = [p for p in r["phases"] if p["phase"] == "msm_h" and p["unit"] == "sec/op"]
 att = r.get("attribution") or [{}]
-print(r["verdict"], row[0]["verdict"] if row else "-", ",".join(att[0].get("explained_by") or []) or "-")
+looks = (r.get("sequential") or {}).get("looks") or [{}]
+fmt = lambda x: "-" if x is None else "%.2f" % x
+row = row[0] if row else {}
+change = row.get("shift_pct", row.get("delta_pct"))
+print(r["verdict"], row.get("verdict", "-"), ",".join(att[0].get("explained_by") or []) or "-",
+      looks[-1].get("runs", 0), fmt(row.get("mde_pct")), fmt(change))
 PY
 }
 
 extra=()
 [ -n "${MAX_COUNT:-}" ] && extra+=(--max-count "$MAX_COUNT")
-fp=0; found=0; ran_aa=0; ran_planted=0
+if [ "${LOAD:-0}" -gt 0 ]; then
+  "$top/bench/load.sh" 86400 "$LOAD" >> "$out/load.txt" 2>&1 &
+  loadpid=$!
+  echo "load: $LOAD workers (bench/load.sh), pid $loadpid"
+fi
+fp=0; found=0; ran_aa=0; ran_planted=0; rounds_aa=(); rounds_planted=(); misses=()
 for i in $(seq 1 "$n"); do
   for kind in ${KINDS:-aa planted}; do
     h=$base; [ "$kind" = planted ] && h=$head
@@ -88,13 +118,51 @@ for i in $(seq 1 "$n"); do
         --db "$out/bench.db" --data-dir "$work/data" "${extra[@]}" > "$f.tmp" || true
       mv "$f.tmp" "$f"
     fi
-    [ "$kind" = aa ] && ran_aa=$((ran_aa+1)) || ran_planted=$((ran_planted+1))
-    read -r overall msmh explained <<<"$(verdicts "$f")"
-    echo "$kind $i: verdict=$overall msm_h=$msmh explained_by=$explained"
-    if [ "$kind" = aa ] && { [ "$overall" = regression ] || [ "$overall" = improvement ]; }; then fp=$((fp+1)); fi
-    if [ "$kind" = planted ] && [ "$msmh" = regression ] && [[ "$explained" == msm_h* ]]; then found=$((found+1)); fi
+    read -r overall msmh explained rounds mde delta <<<"$(verdicts "$f")"
+    echo "$kind $i: verdict=$overall msm_h=$msmh (Δ $delta%, MDE $mde%) explained_by=$explained rounds=$rounds"
+    if [ "$kind" = aa ]; then
+      ran_aa=$((ran_aa+1)); rounds_aa+=("$rounds")
+      if [ "$overall" = regression ] || [ "$overall" = improvement ]; then fp=$((fp+1)); fi
+    else
+      ran_planted=$((ran_planted+1)); rounds_planted+=("$rounds")
+      if [ "$msmh" = regression ] && [[ "$explained" == msm_h* ]]; then found=$((found+1)); else misses+=("planted $i: $overall, msm_h $msmh, Δ $delta%, MDE $mde% (planted +$plant%), rounds $rounds"); fi
+    fi
   done
 done
-[ "$ran_aa" -gt 0 ] && echo "A/A false positives: $fp of $ran_aa"
-[ "$ran_planted" -gt 0 ] && echo "planted +5% msm_h found and attributed: $found of $ran_planted"
+if [ -n "$loadpid" ]; then { kill "$loadpid"; wait "$loadpid"; } 2>/dev/null || true; loadpid=; fi
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {if (NR) print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2); else print "-"}'; }
+cpupper() { # k n → exact 95% upper bound of a binomial proportion, in percent
+  python3 -c "
+import math, sys
+k, n = int(sys.argv[1]), int(sys.argv[2])
+if k >= n: print('100.0'); sys.exit()
+def tail(p):  # P(X <= k)
+    return sum(math.comb(n, x) * p**x * (1-p)**(n-x) for x in range(k+1))
+lo, hi = 0.0, 1.0
+for _ in range(60):
+    m = (lo + hi) / 2
+    if tail(m) > 0.025: lo = m
+    else: hi = m
+print('%.1f' % (100*hi))" "$1" "$2"
+}
+{
+  echo "compare-fpr $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname) ($(nproc) CPUs), load ${LOAD:-0} workers, planted +$plant% msm_h, ${MAX_COUNT:+max-count $MAX_COUNT, }order ${ORDER:-default}"
+  [ "$ran_aa" -gt 0 ] && echo "A/A false alarms: $fp of $ran_aa (95% upper bound $(cpupper "$fp" "$ran_aa")%), median rounds $(median "${rounds_aa[@]}")"
+  [ "$ran_planted" -gt 0 ] && echo "planted +$plant% msm_h found and attributed: $found of $ran_planted, median rounds $(median "${rounds_planted[@]}")"
+  for m in "${misses[@]}"; do echo "  miss: $m"; done
+  # How busy other processes kept the machine during each comparison's
+  # runs, as perfbot compare measured it (the comparisons' stored inputs).
+  python3 - "$out/bench.db" <<'PY'
+import json, sqlite3, sys
+try:
+    rows = sqlite3.connect(sys.argv[1]).execute("select inputs from comparisons").fetchall()
+except sqlite3.Error:
+    sys.exit()
+other = sorted(json.loads(r[0]).get("load", {}).get("other_cpus", 0) for r in rows)
+if other:
+    print("other processes' CPU during the runs (perfbot compare's meter): median %.2f CPUs, min %.2f, max %.2f, over %d comparisons"
+          % (other[len(other)//2], other[0], other[-1], len(other)))
+PY
+} | tee "$out/summary.txt"
 true

@@ -80,8 +80,12 @@ func loadCaveats(u system.Usage) []string {
 		if len(top) > 0 {
 			busiest = " (busiest, in % of one CPU: " + strings.Join(top[:min(len(top), 3)], ", ") + ")"
 		}
+		wall := u.Wall.Round(time.Second)
+		if u.Wall < 10*time.Second {
+			wall = u.Wall.Round(100 * time.Millisecond)
+		}
 		out = append(out, fmt.Sprintf("other processes kept %.2f CPUs busy on average during the %s of runs%s: a shared machine adds noise and makes small changes harder to see; perfbot system lists what runs",
-			u.OtherCPUs, u.Wall.Round(time.Second), busiest))
+			u.OtherCPUs, wall, busiest))
 	}
 	if u.StealPct > maxStealPct {
 		out = append(out, fmt.Sprintf("the hypervisor gave %.1f%% of the CPU time to other guests during the runs (steal): the machine's speed varied with its neighbours", u.StealPct))

@@ -116,7 +116,7 @@ func TestPullRequestPublishesARegressionAsAFailedCheckAndOneSummary(t *testing.T
 	}
 	final := checks[len(checks)-1]
 	if final.Status != CheckCompleted || final.Conclusion != ConclusionFailure || !strings.HasPrefix(final.Title, "Regression. ") ||
-		!strings.Contains(final.Title, "X/phase=a +29.") && !strings.Contains(final.Title, "X/phase=a +30.") {
+		!strings.Contains(final.Title, " in a +29.") && !strings.Contains(final.Title, " in a +30.") {
 		t.Errorf("final check %+v; want completed, failure, a regression of a by ~30%%", final)
 	}
 	if got := pub.summaries[7]; len(got) != 1 || got[0] != res.Markdown {
