@@ -449,6 +449,9 @@ func TestNeedMoreRunsOnlyForRunsOrNoise(t *testing.T) {
 		{mk(VerdictNoChange, ReasonWithinFloor, true), false},
 		{mk(VerdictInconclusive, ReasonUnconfirmed, true), true},
 		{&Report{Verdict: VerdictError}, false},
+		// A change found ends the comparison, though another row is unsettled.
+		{&Report{Verdict: VerdictRegression, Phases: []Row{{Primary: true, Verdict: VerdictRegression},
+			{Primary: true, Verdict: VerdictInconclusive, Reason: ReasonTooNoisy}}}, false},
 	}
 	for i, c := range cases {
 		if got := c.r.NeedMoreRuns(); got != c.want {

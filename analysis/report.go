@@ -121,12 +121,15 @@ type Report struct {
 func (r *Report) Variants() bool { return len(r.BaseArgs) > 0 || len(r.HeadArgs) > 0 }
 
 // NeedMoreRuns reports whether adding runs could settle the comparison:
-// some primary row is inconclusive because it has too few runs, is too
-// noisy or is not yet confirmed (Row.NeedMoreRuns). A caller adds runs in batches, up to a cap, while it is true (as
+// no primary row changed (a regression or an improvement ends a
+// sequential comparison at the look that found it, as a group-sequential
+// design stops at a crossed boundary), and some primary row is
+// inconclusive because it has too few runs, is too noisy or is not yet
+// confirmed (Row.NeedMoreRuns). A caller adds runs in batches, up to a cap, while it is true (as
 // Chromium's Pinpoint does). It is false for an error report and for rows
 // that lack runs because runs failed.
 func (r *Report) NeedMoreRuns() bool {
-	if r.Verdict == VerdictError {
+	if r.Verdict == VerdictError || r.Verdict == VerdictRegression || r.Verdict == VerdictImprovement {
 		return false
 	}
 	for _, row := range r.Phases {
