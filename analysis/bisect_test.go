@@ -307,3 +307,25 @@ func TestBisectProgressTableShowsTheProbesSoFar(t *testing.T) {
 		t.Errorf("progress table:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// A probe's looks tighten its tests: the values that settle a probe as
+// bad at its only look leave it unclear at the first look of a design
+// that may add runs up to five times as many, because that look may spend
+// only a sliver of α.
+func TestClassifyAtAnEarlyLookIsStricter(t *testing.T) {
+	t.Parallel()
+	g := newSynth(21, 0.03)
+	k := Key{Benchmark: "Work", Phase: "total", Unit: "sec/op"}
+	floor := Floor{Pct: 1, Source: FloorMinimum}
+	good, bad := values(g, 1, 30), values(g, 1.05, 30)
+	probe := values(g, 1.05, 8)
+	fixed := Classify(k, good, bad, probe, floor, Options{}, Looks{})
+	early := Classify(k, good, bad, probe, floor, Options{}, Looks{Runs: []int{8}, Max: 40})
+	if fixed.Class != ProbeBad {
+		t.Fatalf("at its only look the probe is %s (vs good %s p=%.2g), want bad", fixed.Class, fixed.VsGood.Verdict, fixed.VsGood.PValue)
+	}
+	if early.Class != ProbeUnclear || !early.NeedMoreRuns || !(early.VsGood.Threshold < fixed.VsGood.Threshold/10) {
+		t.Errorf("at the first of up to 40 runs: %s (need more %v), threshold %.3g against %.3g at one look; want unclear with a far stricter threshold",
+			early.Class, early.NeedMoreRuns, early.VsGood.Threshold, fixed.VsGood.Threshold)
+	}
+}
