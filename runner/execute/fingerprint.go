@@ -13,6 +13,8 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"golang.org/x/sys/unix"
+
+	"github.com/perfbot/perfbot/runner/system"
 )
 
 // An Env describes the machine and software a run happened on. Fields
@@ -149,7 +151,7 @@ type gpuInfo struct {
 func readGPUs(lib nvml.Interface) gpuInfo {
 	g := gpuInfo{unavailable: map[string]string{}}
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		g.unavailable["gpu"] = "nvml init: " + nvmlReason(ret)
+		g.unavailable["gpu"] = "nvml init: " + system.NVMLReason(ret)
 		return g
 	}
 	defer lib.Shutdown()
@@ -157,16 +159,16 @@ func readGPUs(lib nvml.Interface) gpuInfo {
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		g.driver = v
 	} else {
-		g.unavailable["gpu_driver_version"] = "nvml: " + nvmlReason(ret)
+		g.unavailable["gpu_driver_version"] = "nvml: " + system.NVMLReason(ret)
 	}
 	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
 		g.cuda = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 	} else {
-		g.unavailable["cuda_driver_version"] = "nvml: " + nvmlReason(ret)
+		g.unavailable["cuda_driver_version"] = "nvml: " + system.NVMLReason(ret)
 	}
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
-		g.unavailable["gpu"] = "nvml device count: " + nvmlReason(ret)
+		g.unavailable["gpu"] = "nvml device count: " + system.NVMLReason(ret)
 		return g
 	}
 	g.count = n
@@ -175,21 +177,21 @@ func readGPUs(lib nvml.Interface) gpuInfo {
 		gpu := GPU{Index: i}
 		d, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
-			g.unavailable[key] = "nvml device handle: " + nvmlReason(ret)
+			g.unavailable[key] = "nvml device handle: " + system.NVMLReason(ret)
 			g.gpus = append(g.gpus, gpu)
 			continue
 		}
 		var why []string
 		if gpu.Name, ret = d.GetName(); ret != nvml.SUCCESS {
-			why = append(why, "name: "+nvmlReason(ret))
+			why = append(why, "name: "+system.NVMLReason(ret))
 		}
 		if gpu.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
-			why = append(why, "uuid: "+nvmlReason(ret))
+			why = append(why, "uuid: "+system.NVMLReason(ret))
 		}
 		if mem, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
 			gpu.MemTotal = mem.Total
 		} else {
-			why = append(why, "memory: "+nvmlReason(ret))
+			why = append(why, "memory: "+system.NVMLReason(ret))
 		}
 		if len(why) > 0 {
 			g.unavailable[key] = "nvml " + strings.Join(why, "; ")
@@ -197,53 +199,6 @@ func readGPUs(lib nvml.Interface) gpuInfo {
 		g.gpus = append(g.gpus, gpu)
 	}
 	return g
-}
-
-// nvmlReason names an NVML return code and, for the codes that mean
-// "no driver here", says so.
-func nvmlReason(ret nvml.Return) string {
-	s := nvmlName(ret)
-	switch ret {
-	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		s += " (no NVIDIA driver library libnvidia-ml.so.1 on this machine)"
-	case nvml.ERROR_DRIVER_NOT_LOADED:
-		s += " (the NVIDIA kernel driver is not loaded)"
-	case nvml.ERROR_NO_PERMISSION:
-		s += " (no permission to the GPU devices)"
-	}
-	return s
-}
-
-// nvmlCodes are the names of NVML's return codes, as nvml.h spells them.
-var nvmlCodes = map[nvml.Return]string{
-	nvml.SUCCESS: "SUCCESS", nvml.ERROR_UNINITIALIZED: "ERROR_UNINITIALIZED",
-	nvml.ERROR_INVALID_ARGUMENT: "ERROR_INVALID_ARGUMENT", nvml.ERROR_NOT_SUPPORTED: "ERROR_NOT_SUPPORTED",
-	nvml.ERROR_NO_PERMISSION: "ERROR_NO_PERMISSION", nvml.ERROR_ALREADY_INITIALIZED: "ERROR_ALREADY_INITIALIZED",
-	nvml.ERROR_NOT_FOUND: "ERROR_NOT_FOUND", nvml.ERROR_INSUFFICIENT_SIZE: "ERROR_INSUFFICIENT_SIZE",
-	nvml.ERROR_INSUFFICIENT_POWER: "ERROR_INSUFFICIENT_POWER", nvml.ERROR_DRIVER_NOT_LOADED: "ERROR_DRIVER_NOT_LOADED",
-	nvml.ERROR_TIMEOUT: "ERROR_TIMEOUT", nvml.ERROR_IRQ_ISSUE: "ERROR_IRQ_ISSUE",
-	nvml.ERROR_LIBRARY_NOT_FOUND: "ERROR_LIBRARY_NOT_FOUND", nvml.ERROR_FUNCTION_NOT_FOUND: "ERROR_FUNCTION_NOT_FOUND",
-	nvml.ERROR_CORRUPTED_INFOROM: "ERROR_CORRUPTED_INFOROM", nvml.ERROR_GPU_IS_LOST: "ERROR_GPU_IS_LOST",
-	nvml.ERROR_RESET_REQUIRED: "ERROR_RESET_REQUIRED", nvml.ERROR_OPERATING_SYSTEM: "ERROR_OPERATING_SYSTEM",
-	nvml.ERROR_LIB_RM_VERSION_MISMATCH: "ERROR_LIB_RM_VERSION_MISMATCH", nvml.ERROR_IN_USE: "ERROR_IN_USE",
-	nvml.ERROR_MEMORY: "ERROR_MEMORY", nvml.ERROR_NO_DATA: "ERROR_NO_DATA",
-	nvml.ERROR_VGPU_ECC_NOT_SUPPORTED: "ERROR_VGPU_ECC_NOT_SUPPORTED", nvml.ERROR_INSUFFICIENT_RESOURCES: "ERROR_INSUFFICIENT_RESOURCES",
-	nvml.ERROR_FREQ_NOT_SUPPORTED: "ERROR_FREQ_NOT_SUPPORTED", nvml.ERROR_ARGUMENT_VERSION_MISMATCH: "ERROR_ARGUMENT_VERSION_MISMATCH",
-	nvml.ERROR_DEPRECATED: "ERROR_DEPRECATED", nvml.ERROR_NOT_READY: "ERROR_NOT_READY",
-	nvml.ERROR_GPU_NOT_FOUND: "ERROR_GPU_NOT_FOUND", nvml.ERROR_INVALID_STATE: "ERROR_INVALID_STATE",
-	nvml.ERROR_RESET_TYPE_NOT_SUPPORTED: "ERROR_RESET_TYPE_NOT_SUPPORTED", nvml.ERROR_UNKNOWN: "ERROR_UNKNOWN",
-}
-
-// nvmlName returns the name of an NVML return code. Not Return.Error:
-// that is the driver library's text ("Not Supported") once any Init in
-// the process has loaded libnvidia-ml, even an Init that then failed
-// (a machine with the library but no kernel driver), and go-nvml's own
-// table of names before, so the same code would read two ways.
-func nvmlName(ret nvml.Return) string {
-	if name, ok := nvmlCodes[ret]; ok {
-		return name
-	}
-	return ret.Error()
 }
 
 // readCPUInfo returns the first "model name" in a /proc/cpuinfo file and

@@ -7,6 +7,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/system"
 )
 
 // GPU telemetry: while a benchmark process runs, a sampler polls every
@@ -187,7 +188,7 @@ type gpuReading struct {
 func (s sampler) run(ready chan<- struct{}, stop <-chan struct{}, done chan<- gpuTelemetry) {
 	if ret := s.lib.Init(); ret != nvml.SUCCESS {
 		close(ready)
-		done <- gpuTelemetry{unavailable: map[string]string{telemetryKey: "nvml init: " + nvmlReason(ret)}}
+		done <- gpuTelemetry{unavailable: map[string]string{telemetryKey: "nvml init: " + system.NVMLReason(ret)}}
 		return
 	}
 	done <- s.sample(ready, stop)
@@ -203,7 +204,7 @@ func (s sampler) sample(ready chan<- struct{}, stop <-chan struct{}) gpuTelemetr
 	n, ret := s.lib.DeviceGetCount()
 	switch {
 	case ret != nvml.SUCCESS:
-		tel.unavailable[telemetryKey] = "nvml device count: " + nvmlReason(ret)
+		tel.unavailable[telemetryKey] = "nvml device count: " + system.NVMLReason(ret)
 	case n == 0:
 		tel.unavailable[telemetryKey] = "nvml reports no GPU"
 	}
@@ -220,12 +221,12 @@ func (s sampler) sample(ready chan<- struct{}, stop <-chan struct{}) gpuTelemetr
 		}
 		var ret nvml.Return
 		if d.dev, ret = s.lib.DeviceGetHandleByIndex(i); ret != nvml.SUCCESS {
-			tel.unavailable[telemetryKey+d.suffix] = "nvml device handle: " + nvmlReason(ret)
+			tel.unavailable[telemetryKey+d.suffix] = "nvml device handle: " + system.NVMLReason(ret)
 			continue
 		}
 		d.failed[fieldReasons] = noReasons
 		if d.energy[0], ret = d.dev.GetTotalEnergyConsumption(); ret != nvml.SUCCESS {
-			d.energyWhy = "nvml: " + nvmlReason(ret)
+			d.energyWhy = "nvml: " + system.NVMLReason(ret)
 		}
 		tel.devices = append(tel.devices, d)
 	}
@@ -259,7 +260,7 @@ poll:
 			continue
 		}
 		if d.energy[1], ret = d.dev.GetTotalEnergyConsumption(); ret != nvml.SUCCESS {
-			d.energyWhy = "nvml: " + nvmlReason(ret)
+			d.energyWhy = "nvml: " + system.NVMLReason(ret)
 		} else if d.energy[1] < d.energy[0] {
 			d.energyWhy = "the counter went backwards (was the driver reloaded?)"
 		}
@@ -324,7 +325,7 @@ func (d *gpuDevice) read(reasons func(nvml.Device) (uint64, nvml.Return)) {
 // check records why field failed, if it did.
 func (d *gpuDevice) check(field gpuField, ret nvml.Return) {
 	if ret != nvml.SUCCESS {
-		d.failed[field] = "nvml: " + nvmlReason(ret)
+		d.failed[field] = "nvml: " + system.NVMLReason(ret)
 	}
 }
 

@@ -27,7 +27,7 @@ func inspectNVML(lib nvml.Interface, f fsys, ours func(pid int) bool) nvmlResult
 	res := nvmlResult{nvml: Finding{Name: "nvml", Source: "nvml"}}
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		res.nvml.Status = Unknown
-		res.nvml.State = "nvml unavailable: init: " + nvmlReason(ret)
+		res.nvml.State = "nvml unavailable: init: " + NVMLReason(ret)
 		return res
 	}
 	defer lib.Shutdown()
@@ -35,7 +35,7 @@ func inspectNVML(lib nvml.Interface, f fsys, ours func(pid int) bool) nvmlResult
 	n, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS {
 		res.nvml.Status = Unknown
-		res.nvml.State = "nvml device count: " + nvmlReason(ret)
+		res.nvml.State = "nvml device count: " + NVMLReason(ret)
 		return res
 	}
 	var parts []string
@@ -63,12 +63,12 @@ func inspectNVML(lib nvml.Interface, f fsys, ours func(pid int) bool) nvmlResult
 		if ret != nvml.SUCCESS {
 			g.Name = "unknown"
 			g.Findings = []Finding{{Name: "device", Status: Unknown, Source: "nvml: nvmlDeviceGetHandleByIndex",
-				State: "nvml device handle: " + nvmlReason(ret)}}
+				State: "nvml device handle: " + NVMLReason(ret)}}
 			res.gpus = append(res.gpus, g)
 			continue
 		}
 		if g.Name, ret = d.GetName(); ret != nvml.SUCCESS {
-			g.Name = "unknown (nvml: " + nvmlReason(ret) + ")"
+			g.Name = "unknown (nvml: " + NVMLReason(ret) + ")"
 		}
 		if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
 			g.UUID = ""
@@ -88,7 +88,7 @@ func inspectNVML(lib nvml.Interface, f fsys, ours func(pid int) bool) nvmlResult
 // nvmlFailed is the finding of an NVML call that failed: information if
 // the device does not support it, else unknown.
 func nvmlFailed(name, call string, ret nvml.Return) Finding {
-	f := Finding{Name: name, Source: "nvml: " + call, Status: Unknown, State: "nvml: " + nvmlReason(ret)}
+	f := Finding{Name: name, Source: "nvml: " + call, Status: Unknown, State: "nvml: " + NVMLReason(ret)}
 	if ret == nvml.ERROR_NOT_SUPPORTED {
 		f.Status, f.State = Info, notSupported
 	}
@@ -313,10 +313,11 @@ func gpuProcesses(d nvml.Device, f fsys, ours func(int) bool) Finding {
 	return res
 }
 
-// nvmlReason names an NVML return code and, for the codes that mean "no
-// driver here", says so.
-func nvmlReason(ret nvml.Return) string {
-	s := nvmlName(ret)
+// NVMLReason names an NVML return code as nvml.h spells it and, for the
+// codes that mean "no driver here", says so; runner/execute names them the
+// same way.
+func NVMLReason(ret nvml.Return) string {
+	s := NVMLName(ret)
 	switch ret {
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
 		s += " (no NVIDIA driver library libnvidia-ml.so.1 on this machine)"
@@ -328,9 +329,7 @@ func nvmlReason(ret nvml.Return) string {
 	return s
 }
 
-// nvmlCodes name NVML's return codes as nvml.h spells them. (A copy of
-// runner/execute's table, which this package cannot import: execute
-// depends on analysis.)
+// nvmlCodes name NVML's return codes as nvml.h spells them.
 var nvmlCodes = map[nvml.Return]string{
 	nvml.SUCCESS: "SUCCESS", nvml.ERROR_UNINITIALIZED: "ERROR_UNINITIALIZED",
 	nvml.ERROR_INVALID_ARGUMENT: "ERROR_INVALID_ARGUMENT", nvml.ERROR_NOT_SUPPORTED: "ERROR_NOT_SUPPORTED",
@@ -350,9 +349,12 @@ var nvmlCodes = map[nvml.Return]string{
 	nvml.ERROR_RESET_TYPE_NOT_SUPPORTED: "ERROR_RESET_TYPE_NOT_SUPPORTED", nvml.ERROR_UNKNOWN: "ERROR_UNKNOWN",
 }
 
-// nvmlName returns the name of an NVML return code: never Return.Error,
-// whose text depends on whether the driver library was loaded.
-func nvmlName(ret nvml.Return) string {
+// NVMLName returns the name of an NVML return code. Not Return.Error:
+// that is the driver library's text ("Not Supported") once any Init in
+// the process has loaded libnvidia-ml, even an Init that then failed (a
+// machine with the library but no kernel driver), and go-nvml's own table
+// of names before, so the same code would read two ways.
+func NVMLName(ret nvml.Return) string {
 	if name, ok := nvmlCodes[ret]; ok {
 		return name
 	}
