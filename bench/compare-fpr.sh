@@ -34,7 +34,14 @@
 # phase is inconclusive). KINDS="planted" (or "aa") runs only that kind; a
 # measurement too long for one sitting can be split that way. An OUTDIR
 # that already holds a kind-i.json skips that comparison, so an interrupted
-# run resumes where it stopped.
+# run resumes where it stopped. UNTIL=TIME (anything `date -d` reads, e.g.
+# 09:50) starts no comparison after TIME; the summary counts what ran.
+#
+# On a machine without Go (the GPU host), REPO=DIR PERFBOT=BIN skip the
+# clone, the planting and the builds: DIR is a prepared repository whose
+# HEAD~1 is the base and HEAD the planted commit (its .perfbot.yml builds
+# by copying a binary committed with it), BIN the perfbot that runs the
+# comparisons, and PLANT_PCT says what HEAD planted, for the summary.
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
@@ -43,17 +50,22 @@ case ${ORDER:-} in '' | random | abba | alternate) ;; *) echo "compare-fpr: ORDE
 plant=${PLANT_PCT:-5}
 case $plant in '' | *[!0-9]*) echo "compare-fpr: PLANT_PCT is a whole percentage, not '$plant'" >&2; exit 2 ;; esac
 case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers, not '$LOAD'" >&2; exit 2 ;; esac
-top=$(git rev-parse --show-toplevel)
+top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 loadpid=
 trap '[ -n "$loadpid" ] && kill "$loadpid" 2>/dev/null; rm -rf "$work"' EXIT
 
-git clone -q "$top" "$work/repo"
-cd "$work/repo"
-if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}${ORDER:-}" ]; then
-  cat > .perfbot.yml <<YML
+if [ -n "${REPO:-}" ]; then
+  [ -n "${PERFBOT:-}" ] || { echo "compare-fpr: REPO needs PERFBOT, the perfbot binary that runs the comparisons" >&2; exit 2; }
+  repo=$(cd "$REPO" && pwd) bin=$(cd "$(dirname "$PERFBOT")" && pwd)/$(basename "$PERFBOT")
+  base=$(git -C "$repo" rev-parse HEAD~1) head=$(git -C "$repo" rev-parse HEAD)
+else
+  git clone -q "$top" "$work/repo"
+  cd "$work/repo"
+  if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}${ORDER:-}" ]; then
+    cat > .perfbot.yml <<YML
 build:
   - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
 benchmarks:
@@ -61,26 +73,28 @@ benchmarks:
     command: ["\${PERFBOT_OUT}/perfbot", prove]
     args: [--constraints, "2^16", --count, "${PROVE_COUNT:-1}", --warmup, "1", --srs, random, --quiet]
 YML
-  if [ -n "${CPUS:-}" ]; then
-    echo "    cpus: \"$CPUS\"" >> .perfbot.yml
-  elif [ -n "${PROFILE:-}" ]; then
-    echo "    cpus: auto" >> .perfbot.yml
+    if [ -n "${CPUS:-}" ]; then
+      echo "    cpus: \"$CPUS\"" >> .perfbot.yml
+    elif [ -n "${PROFILE:-}" ]; then
+      echo "    cpus: auto" >> .perfbot.yml
+    fi
+    [ "${PROFILE:-}" = on ] && echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
+    [ -n "${ORDER:-}" ] && echo "order: $ORDER" >> .perfbot.yml
+    git add .perfbot.yml
+    git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off}"
   fi
-  [ "${PROFILE:-}" = on ] && echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
-  [ -n "${ORDER:-}" ] && echo "order: $ORDER" >> .perfbot.yml
-  git add .perfbot.yml
-  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off}"
+  base=$(git rev-parse HEAD)
+  # The spin goes right after the phase's labelled span (pprof.Do, whose
+  # callback ends with m.markEnd()), inside its measurement (before … after).
+  PLANT_PCT=$plant perl -0pi -e 's/(\t\tm\.markEnd\(\)\n\t\}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +$ENV{PLANT_PCT}%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)*$ENV{PLANT_PCT}\/100; {\n\t\t}\n\t}\n/' prover/phase.go
+  grep -q "planted: +$plant%" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor (m.markEnd() closing pprof.Do in meter.run)" >&2; exit 1; }
+  go build ./prover/
+  git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h $plant% slower"
+  head=$(git rev-parse HEAD)
+  cd "$top"
+  go build -o "$work/perfbot" ./cmd/perfbot
+  repo=$work/repo bin=$work/perfbot
 fi
-base=$(git rev-parse HEAD)
-# The spin goes right after the phase's labelled span (pprof.Do, whose
-# callback ends with m.markEnd()), inside its measurement (before … after).
-PLANT_PCT=$plant perl -0pi -e 's/(\t\tm\.markEnd\(\)\n\t\}\)\n)/$1\tif name == PhaseMSMH { \/\/ planted: +$ENV{PLANT_PCT}%\n\t\tfor spin := time.Now(); time.Since(spin) < time.Since(before.at)*$ENV{PLANT_PCT}\/100; {\n\t\t}\n\t}\n/' prover/phase.go
-grep -q "planted: +$plant%" prover/phase.go || { echo "compare-fpr: prover/phase.go changed; update the planting anchor (m.markEnd() closing pprof.Do in meter.run)" >&2; exit 1; }
-go build ./prover/
-git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h $plant% slower"
-head=$(git rev-parse HEAD)
-cd "$top"
-go build -o "$work/perfbot" ./cmd/perfbot
 
 verdicts() { # file → "overall msm_h-verdict explained_by rounds msm_h-mde msm_h-delta"
   python3 - "$1" <<'PY'
@@ -108,13 +122,16 @@ if [ "${LOAD:-0}" -gt 0 ]; then
   loadpid=$!
   echo "load: $LOAD workers (bench/load.sh), pid $loadpid"
 fi
+until=
+if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
 fp=0; found=0; ran_aa=0; ran_planted=0; rounds_aa=(); rounds_planted=(); misses=()
 for i in $(seq 1 "$n"); do
   for kind in ${KINDS:-aa planted}; do
     h=$base; [ "$kind" = planted ] && h=$head
     f="$out/$kind-$i.json"
+    if [ ! -s "$f" ] && [ -n "$until" ] && [ "$(date +%s)" -ge "$until" ]; then break 2; fi
     if [ ! -s "$f" ]; then
-      "$work/perfbot" compare --repo "$work/repo" --base "$base" --head "$h" --format json --quiet \
+      "$bin" compare --repo "$repo" --base "$base" --head "$h" --format json --quiet \
         --db "$out/bench.db" --data-dir "$work/data" "${extra[@]}" > "$f.tmp" || true
       mv "$f.tmp" "$f"
     fi
