@@ -35,7 +35,7 @@
 # measurement too long for one sitting can be split that way. An OUTDIR
 # that already holds a kind-i.json skips that comparison, so an interrupted
 # run resumes where it stopped. UNTIL=TIME (anything `date -d` reads, e.g.
-# 09:50) starts no comparison after TIME; the summary counts what ran.
+# 09:50) starts no comparison after TIME; the summary counts the stored ones.
 #
 # On a machine without Go (the GPU host), REPO=DIR PERFBOT=BIN skip the
 # clone, the planting and the builds: DIR is a prepared repository whose
@@ -50,6 +50,8 @@ case ${ORDER:-} in '' | random | abba | alternate) ;; *) echo "compare-fpr: ORDE
 plant=${PLANT_PCT:-5}
 case $plant in '' | *[!0-9]*) echo "compare-fpr: PLANT_PCT is a whole percentage, not '$plant'" >&2; exit 2 ;; esac
 case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers, not '$LOAD'" >&2; exit 2 ;; esac
+until=
+if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -122,14 +124,12 @@ if [ "${LOAD:-0}" -gt 0 ]; then
   loadpid=$!
   echo "load: $LOAD workers (bench/load.sh), pid $loadpid"
 fi
-until=
-if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
 fp=0; found=0; ran_aa=0; ran_planted=0; rounds_aa=(); rounds_planted=(); misses=()
 for i in $(seq 1 "$n"); do
   for kind in ${KINDS:-aa planted}; do
     h=$base; [ "$kind" = planted ] && h=$head
     f="$out/$kind-$i.json"
-    if [ ! -s "$f" ] && [ -n "$until" ] && [ "$(date +%s)" -ge "$until" ]; then break 2; fi
+    if [ ! -s "$f" ] && [ -n "$until" ] && [ "$(date +%s)" -ge "$until" ]; then continue; fi
     if [ ! -s "$f" ]; then
       "$bin" compare --repo "$repo" --base "$base" --head "$h" --format json --quiet \
         --db "$out/bench.db" --data-dir "$work/data" "${extra[@]}" > "$f.tmp" || true
