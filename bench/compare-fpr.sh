@@ -42,6 +42,17 @@
 # HEAD~1 is the base and HEAD the planted commit (its .perfbot.yml builds
 # by copying a binary committed with it), BIN the perfbot that runs the
 # comparisons, and PLANT_PCT says what HEAD planted, for the summary.
+# PREPARE=DIR makes that repository here and stops: it clones and plants as
+# usual, then writes DIR/repo, whose two commits (base, planted) each carry
+# their own prebuilt perfbot (bench-perfbot) and a .perfbot.yml that is the
+# default config except that its build step copies that binary, and
+# DIR/fpr.bundle, the same repository as one file to carry to the GPU host
+# (OUTDIR is not used, "-" will do). The base's binary runs the comparisons:
+#
+#   PREPARE=build/fpr PLANT_PCT=2 bench/compare-fpr.sh -
+#   # on the GPU host:
+#   git clone -q build/fpr/fpr.bundle /tmp/fpr && git -C /tmp/fpr show HEAD~1:bench-perfbot > /tmp/perfbot
+#   chmod +x /tmp/perfbot && REPO=/tmp/fpr PERFBOT=/tmp/perfbot PLANT_PCT=2 bench/compare-fpr.sh OUT 16
 set -euo pipefail
 out=${1:?usage: compare-fpr.sh OUTDIR [N]}
 n=${2:-20}
@@ -53,8 +64,10 @@ case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers
 until=
 if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
 top=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+if [ -z "${PREPARE:-}" ]; then
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+fi
 work=$(mktemp -d)
 loadpid=
 trap '[ -n "$loadpid" ] && kill "$loadpid" 2>/dev/null; rm -rf "$work"' EXIT
@@ -96,6 +109,42 @@ YML
   cd "$top"
   go build -o "$work/perfbot" ./cmd/perfbot
   repo=$work/repo bin=$work/perfbot
+fi
+
+if [ -n "${PREPARE:-}" ]; then
+  [ -z "${REPO:-}" ] || { echo "compare-fpr: PREPARE makes a repository; it does not take REPO" >&2; exit 2; }
+  [ ! -e "$repo/.perfbot.yml" ] || { echo "compare-fpr: PREPARE writes .perfbot.yml itself; it does not combine with PROVE_COUNT, CPUS, PROFILE or ORDER" >&2; exit 2; }
+  mkdir -p "$PREPARE"
+  prep=$(cd "$PREPARE" && pwd)
+  rm -rf "$prep/repo" "$prep/fpr.bundle"
+  git clone -q "$repo" "$prep/repo"
+  cd "$prep/repo"
+  # Each commit carries the binary built from its own source, so the GPU
+  # host measures exactly what was planted here.
+  prebuilt() { git -C "$repo" checkout -q "$1" && (cd "$repo" && go build -o "$prep/repo/bench-perfbot" ./cmd/perfbot); }
+  git checkout -q -B fpr "$base"
+  prebuilt "$base"
+  cat > .perfbot.yml <<'YML'
+# compare-fpr.sh PREPARE: the default config, built by copying the
+# commit's prebuilt binary (the GPU host has no Go).
+build:
+  - [cp, bench-perfbot, "${PERFBOT_OUT}/perfbot"]
+benchmarks:
+  - name: prove
+    command: ["${PERFBOT_OUT}/perfbot", prove]
+    args: [--constraints, "2^16", --count, "1", --warmup, "1", --srs, random, --quiet]
+    cpus: auto
+    cpuprofile: --cpuprofile
+YML
+  git add -f bench-perfbot .perfbot.yml
+  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: the base with its prebuilt perfbot"
+  git -C "$repo" diff "$base" "$head" | git apply --index
+  prebuilt "$head"
+  git add -f bench-perfbot
+  git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: msm_h $plant% slower, with its prebuilt perfbot"
+  git bundle create -q "$prep/fpr.bundle" HEAD fpr
+  echo "prepared $prep/repo (HEAD~1 $(git rev-parse --short HEAD~1) the base, HEAD $(git rev-parse --short HEAD) planted +$plant%) and $prep/fpr.bundle"
+  exit 0
 fi
 
 verdicts() { # file → "overall msm_h-verdict explained_by rounds msm_h-mde msm_h-delta"
