@@ -74,7 +74,10 @@ trap '[ -n "$loadpid" ] && kill "$loadpid" 2>/dev/null; rm -rf "$work"' EXIT
 
 if [ -n "${REPO:-}" ]; then
   [ -n "${PERFBOT:-}" ] || { echo "compare-fpr: REPO needs PERFBOT, the perfbot binary that runs the comparisons" >&2; exit 2; }
+  [ -d "$REPO" ] || { echo "compare-fpr: REPO=$REPO is not a directory" >&2; exit 2; }
   repo=$(cd "$REPO" && pwd) bin=$(cd "$(dirname "$PERFBOT")" && pwd)/$(basename "$PERFBOT")
+  [ -x "$bin" ] || { echo "compare-fpr: PERFBOT=$PERFBOT is not an executable file" >&2; exit 2; }
+  git -C "$repo" rev-parse -q --verify HEAD~1 > /dev/null || { echo "compare-fpr: REPO=$REPO is not a git repository with a base (HEAD~1) and a planted HEAD" >&2; exit 2; }
   base=$(git -C "$repo" rev-parse HEAD~1) head=$(git -C "$repo" rev-parse HEAD)
 else
   git clone -q "$top" "$work/repo"
@@ -173,7 +176,7 @@ if [ "${LOAD:-0}" -gt 0 ]; then
   loadpid=$!
   echo "load: $LOAD workers (bench/load.sh), pid $loadpid"
 fi
-fp=0; found=0; ran_aa=0; ran_planted=0; rounds_aa=(); rounds_planted=(); misses=()
+failed=(); fp=0; found=0; ran_aa=0; ran_planted=0; rounds_aa=(); rounds_planted=(); misses=()
 for i in $(seq 1 "$n"); do
   for kind in ${KINDS:-aa planted}; do
     h=$base; [ "$kind" = planted ] && h=$head
@@ -186,6 +189,9 @@ for i in $(seq 1 "$n"); do
     fi
     read -r overall msmh explained rounds mde delta <<<"$(verdicts "$f")"
     echo "$kind $i: verdict=$overall msm_h=$msmh (Δ $delta%, MDE $mde%) explained_by=$explained rounds=$rounds"
+    # A comparison that failed measured nothing: it is neither a quiet A/A
+    # nor a missed detection, so it is listed and left out of both counts.
+    if [ "$overall" = failed ]; then failed+=("$kind $i"); continue; fi
     if [ "$kind" = aa ]; then
       ran_aa=$((ran_aa+1)); rounds_aa+=("$rounds")
       if [ "$overall" = regression ] || [ "$overall" = improvement ]; then fp=$((fp+1)); fi
@@ -217,6 +223,7 @@ print('%.1f' % (100*hi))" "$1" "$2"
   [ "$ran_aa" -gt 0 ] && echo "A/A false alarms: $fp of $ran_aa (95% upper bound $(cpupper "$fp" "$ran_aa")%), median rounds $(median "${rounds_aa[@]}")"
   [ "$ran_planted" -gt 0 ] && echo "planted +$plant% msm_h found and attributed: $found of $ran_planted, median rounds $(median "${rounds_planted[@]}")"
   for m in "${misses[@]}"; do echo "  miss: $m"; done
+  [ "${#failed[@]}" -eq 0 ] || echo "failed, not counted (see OUTDIR's JSON and perfbot's stderr): ${failed[*]}"
   # How busy other processes kept the machine during each comparison's
   # runs, as perfbot compare measured it (the comparisons' stored inputs).
   python3 - "$out/bench.db" <<'PY'
