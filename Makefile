@@ -12,7 +12,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build test bench lint fmt clean cuda cuda-host-check
+.PHONY: all build test bench bench-tradeoff lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -51,6 +51,12 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -timeout 60m ./prover/... | tee $(BENCHOUT)/go-bench.txt
 	scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'BenchmarkTrend1M$$' -benchtime 20x -timeout 30m ./store/ | tee $(BENCHOUT)/trend1m.txt
 	bench/prove.sh $(BUILD)/perfbot $(BENCHOUT)
+	$(MAKE) bench-tradeoff
+
+# What α and max_count cost or buy, by simulation (BENCHMARKS.md, docs/statistics.md).
+bench-tradeoff:
+	mkdir -p $(BENCHOUT)
+	PERFBOT_SIM_TRADEOFF=1 $(GO) test -run '^TestSequentialTradeoff$$' -v -timeout 30m ./analysis | tee $(BENCHOUT)/sequential-tradeoff.txt
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
