@@ -210,6 +210,32 @@ func TestClopperPearson(t *testing.T) {
 	}
 }
 
+// simTally counts what a batch of simulated comparisons ended in.
+type simTally struct {
+	alarms int   // comparisons with a regression or improvement verdict
+	found  int   // msm_h judged a regression
+	wrong  int   // msm_h judged an improvement
+	rounds []int // rounds each comparison used, sorted
+}
+
+func tallyOutcomes(out []simOutcome) simTally {
+	t := simTally{rounds: make([]int, 0, len(out))}
+	for _, o := range out {
+		if o.verdict == VerdictRegression || o.verdict == VerdictImprovement {
+			t.alarms++
+		}
+		switch o.msmH.Verdict {
+		case VerdictRegression:
+			t.found++
+		case VerdictImprovement:
+			t.wrong++
+		}
+		t.rounds = append(t.rounds, o.rounds)
+	}
+	sort.Ints(t.rounds)
+	return t
+}
+
 // simComparisons is how many A/A comparisons each world gets.
 const simComparisons = 1000
 
@@ -219,14 +245,8 @@ func TestSequentialAAFalseAlarmRateIsAtMostAlpha(t *testing.T) {
 	total, alarms := 0, 0
 	for wi, w := range simWorlds {
 		out := simulateMany(uint64(100+wi), simComparisons, w, 6, 1, d, opts)
-		k, rounds := 0, make([]int, 0, len(out))
-		for _, o := range out {
-			if o.verdict == VerdictRegression || o.verdict == VerdictImprovement {
-				k++
-			}
-			rounds = append(rounds, o.rounds)
-		}
-		sort.Ints(rounds)
+		tl := tallyOutcomes(out)
+		k, rounds := tl.alarms, tl.rounds
 		lo, hi := clopperPearson(k, len(out), 0.95)
 		t.Logf("%s: %d of %d A/A comparisons raised a false alarm (%.2f%%, 95%% CI %.2f–%.2f%%); median rounds %d",
 			w.name, k, len(out), 100*float64(k)/float64(len(out)), 100*lo, 100*hi, rounds[len(rounds)/2])
@@ -306,18 +326,8 @@ func TestSequentialPowerMatchesMDE(t *testing.T) {
 		sort.Float64s(mdes)
 		mde := mdes[len(mdes)/2]
 		out := simulateMany(uint64(300+wi), 600, w, planted, 1+mde/100, d, opts)
-		found, wrong := 0, 0
-		var rounds []int
-		for _, o := range out {
-			switch o.msmH.Verdict {
-			case VerdictRegression:
-				found++
-			case VerdictImprovement:
-				wrong++
-			}
-			rounds = append(rounds, o.rounds)
-		}
-		sort.Ints(rounds)
+		tl := tallyOutcomes(out)
+		found, wrong, rounds := tl.found, tl.wrong, tl.rounds
 		power := float64(found) / float64(len(out))
 		t.Logf("%s: MDE of msm_h at 30 runs %.2f%%; planted that, found %d of %d (power %.1f%%), wrong direction %d, median rounds %d",
 			w.name, mde, found, len(out), 100*power, wrong, rounds[len(rounds)/2])

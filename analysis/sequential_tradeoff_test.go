@@ -26,24 +26,11 @@ func TestSequentialTradeoff(t *testing.T) {
 		opts := DefaultOptions()
 		opts.Alpha = c.alpha
 		for wi, w := range simWorlds[:2] {
-			aa := simulateMany(uint64(500+wi), n, w, planted, 1, d, opts)
-			alarms := 0
-			for _, o := range aa {
-				if o.verdict == VerdictRegression || o.verdict == VerdictImprovement {
-					alarms++
-				}
-			}
-			out := simulateMany(uint64(600+wi), n, w, planted, 1.05, d, opts)
-			found, wrong := 0, 0
-			rounds := 0
-			for _, o := range out {
-				switch o.msmH.Verdict {
-				case VerdictRegression:
-					found++
-				case VerdictImprovement:
-					wrong++
-				}
-				rounds += o.rounds
+			alarms := tallyOutcomes(simulateMany(uint64(500+wi), n, w, planted, 1, d, opts)).alarms
+			tl := tallyOutcomes(simulateMany(uint64(600+wi), n, w, planted, 1.05, d, opts))
+			found, wrong, rounds := tl.found, tl.wrong, 0
+			for _, r := range tl.rounds {
+				rounds += r
 			}
 			lo, hi := clopperPearson(alarms, n, 0.95)
 			t.Logf("α %.3f cap %d %-12s A/A %3d of %d (%.1f%%, 95%% CI %.1f–%.1f%%); +5%% msm_h found %3d of %d (%.1f%%), wrong %d, mean rounds %.1f",

@@ -113,7 +113,8 @@ YML
   git -c user.name=bench -c user.email=bench@localhost commit -qam "bench: msm_h $plant% slower"
   head=$(git rev-parse HEAD)
   cd "$top"
-  go build -o "$work/perfbot" ./cmd/perfbot
+  # PREPARE builds each commit's own binary below; nothing here runs one.
+  [ -n "${PREPARE:-}" ] || go build -o "$work/perfbot" ./cmd/perfbot
   repo=$work/repo bin=$work/perfbot
 fi
 
