@@ -31,7 +31,9 @@
 # detection. ORDER=random|abba|alternate writes the default config with that
 # order: of the sides. Any of these commits a .perfbot.yml to the base
 # revision. MAX_COUNT=M passes --max-count M (the cap on runs a side while a
-# phase is inconclusive). KINDS="planted" (or "aa") runs only that kind; a
+# phase is inconclusive). ALPHA=A writes the default config with
+# `thresholds: {alpha: A}` (the family-wise false-alarm level; with PREPARE
+# it goes into the prepared config). KINDS="planted" (or "aa") runs only that kind; a
 # measurement too long for one sitting can be split that way. An OUTDIR
 # that already holds a kind-i.json skips that comparison, so an interrupted
 # run resumes where it stopped. UNTIL=TIME (anything `date -d` reads, e.g.
@@ -60,6 +62,7 @@ case ${PROFILE:-} in '' | on | off) ;; *) echo "compare-fpr: PROFILE is on or of
 case ${ORDER:-} in '' | random | abba | alternate) ;; *) echo "compare-fpr: ORDER is random, abba or alternate, not '$ORDER'" >&2; exit 2 ;; esac
 plant=${PLANT_PCT:-5}
 case $plant in '' | *[!0-9]*) echo "compare-fpr: PLANT_PCT is a whole percentage, not '$plant'" >&2; exit 2 ;; esac
+case ${ALPHA:-} in '' | 0.[0-9]*) ;; *) echo "compare-fpr: ALPHA is a level such as 0.01, not '$ALPHA'" >&2; exit 2 ;; esac
 case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers, not '$LOAD'" >&2; exit 2 ;; esac
 until=
 if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
@@ -82,7 +85,7 @@ if [ -n "${REPO:-}" ]; then
 else
   git clone -q "$top" "$work/repo"
   cd "$work/repo"
-  if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}${ORDER:-}" ]; then
+  if [ -n "${PROVE_COUNT:-}${CPUS:-}${PROFILE:-}${ORDER:-}" ] || { [ -n "${ALPHA:-}" ] && [ -z "${PREPARE:-}" ]; }; then
     cat > .perfbot.yml <<YML
 build:
   - [go, build, -o, "\${PERFBOT_OUT}/perfbot", ./cmd/perfbot]
@@ -93,13 +96,17 @@ benchmarks:
 YML
     if [ -n "${CPUS:-}" ]; then
       echo "    cpus: \"$CPUS\"" >> .perfbot.yml
-    elif [ -n "${PROFILE:-}" ]; then
+    elif [ -n "${PROFILE:-}${ALPHA:-}" ]; then
       echo "    cpus: auto" >> .perfbot.yml
     fi
-    [ "${PROFILE:-}" = on ] && echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
+    # ALPHA alone keeps the rest of the default config, profile included.
+    if [ "${PROFILE:-}" = on ] || { [ -z "${PROFILE:-}${PROVE_COUNT:-}${CPUS:-}" ] && [ -n "${ALPHA:-}" ]; }; then
+      echo "    cpuprofile: --cpuprofile" >> .perfbot.yml
+    fi
     [ -n "${ORDER:-}" ] && echo "order: $ORDER" >> .perfbot.yml
+    [ -n "${ALPHA:-}" ] && printf 'thresholds:\n  alpha: %s\n' "$ALPHA" >> .perfbot.yml
     git add .perfbot.yml
-    git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off}"
+    git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: prove --count ${PROVE_COUNT:-1} cpus ${CPUS:-${PROFILE:+auto}} profile ${PROFILE:-off} alpha ${ALPHA:-default}"
   fi
   base=$(git rev-parse HEAD)
   # The spin goes right after the phase's labelled span (pprof.Do, whose
@@ -143,6 +150,7 @@ benchmarks:
     cpus: auto
     cpuprofile: --cpuprofile
 YML
+  [ -n "${ALPHA:-}" ] && printf 'thresholds:\n  alpha: %s\n' "$ALPHA" >> .perfbot.yml
   git add -f bench-perfbot .perfbot.yml
   git -c user.name=bench -c user.email=bench@localhost commit -qm "bench: the base with its prebuilt perfbot"
   git -C "$repo" diff "$base" "$head" | git apply --index
@@ -223,7 +231,7 @@ for _ in range(60):
 print('%.1f' % (100*hi))" "$1" "$2"
 }
 {
-  echo "compare-fpr $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname) ($(nproc) CPUs), load ${LOAD:-0} workers, planted +$plant% msm_h, ${MAX_COUNT:+max-count $MAX_COUNT, }order ${ORDER:-default}"
+  echo "compare-fpr $(date -u +%Y-%m-%dT%H:%MZ) on $(hostname) ($(nproc) CPUs), load ${LOAD:-0} workers, planted +$plant% msm_h, ${MAX_COUNT:+max-count $MAX_COUNT, }${ALPHA:+alpha $ALPHA, }order ${ORDER:-default}"
   [ "$ran_aa" -gt 0 ] && echo "A/A false alarms: $fp of $ran_aa (95% upper bound $(cpupper "$fp" "$ran_aa")%), median rounds $(median "${rounds_aa[@]}")"
   [ "$ran_planted" -gt 0 ] && echo "planted +$plant% msm_h found and attributed: $found of $ran_planted, median rounds $(median "${rounds_planted[@]}")"
   for m in "${misses[@]}"; do echo "  miss: $m"; done
