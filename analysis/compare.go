@@ -145,6 +145,9 @@ type comparer struct {
 	families map[string][]int
 	// shifts holds each row's Hodges–Lehmann shift, for its MDE.
 	shifts map[Key]Shift
+	// blind holds, per primary row whose runs cannot reach the threshold
+	// a change needs at this look, that threshold (detectable sets it).
+	blind map[Key]float64
 }
 
 // A side is one revision's runs, reduced to one value per run and series.
@@ -370,8 +373,17 @@ func (c *comparer) detectable(rows []Row) {
 		}
 		th := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), frac)
 		for _, i := range idx {
-			if mde := mdePct(c.shifts[rows[i].Key], th[len(th)-1]); finite(mde) {
+			mde := mdePct(c.shifts[rows[i].Key], th[len(th)-1])
+			switch {
+			case finite(mde):
 				rows[i].MDEPct = math.Max(mde, rows[i].Floor.Pct)
+			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestUP(rows[i].Base.N, rows[i].Head.N) > th[len(th)-1]:
+				// No shift however large could be called with these
+				// runs: warnRows says so and how many it takes.
+				if c.blind == nil {
+					c.blind = make(map[Key]float64)
+				}
+				c.blind[rows[i].Key] = th[len(th)-1]
 			}
 		}
 	}

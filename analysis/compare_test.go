@@ -576,3 +576,36 @@ func TestCompareIsQuietAboutGPUsThatAgreeAndNeverThrottled(t *testing.T) {
 		t.Errorf("no clock warning for a 3.03%% difference in %q", r.Warnings)
 	}
 }
+
+// At a strict α a few runs cannot make any change significant: six runs
+// a side give Mann-Whitney a smallest p of 2/C(12, 6) = 0.0022, above
+// α/10 = 0.001 for nine phases and total at α 0.01. A 50% slowdown must then read
+// inconclusive with a warning that says so and how many runs it takes
+// (seven: 2/C(14, 7) = 0.00058), not an MDE that silently is missing; at
+// α 0.05 (0.005 a row) the same runs find it and nothing is warned.
+func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
+	t.Parallel()
+	g := newSynth(7, 0.005)
+	in := Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, map[string]float64{"msm_h": 1.5})}
+	strict := DefaultOptions()
+	strict.Alpha = 0.01
+	r := Compare(in, strict)
+	if r.HolmFamily != 10 {
+		t.Fatalf("Holm family %d, want the 9 phases and total", r.HolmFamily)
+	}
+	for _, row := range r.Phases {
+		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != VerdictInconclusive || finite(row.MDEPct)) {
+			t.Errorf("msm_h at α 0.01: %s, MDE %v; want inconclusive with no MDE", row.Verdict, row.MDEPct)
+		}
+	}
+	if !hasWarning(r, "no change of any size could be called in", "msm_h (base 6, head 6 runs)", "above the 0.001 a change needed", "α 0.01", "it takes 7 runs a side") {
+		t.Errorf("no warning that 6 runs cannot reach α 0.01's threshold in %q", r.Warnings)
+	}
+	r = Compare(in, DefaultOptions())
+	if r.Verdict != VerdictRegression || hasWarning(r, "no change of any size") {
+		t.Errorf("at α 0.05: verdict %s, warnings %q; want the regression and no blindness warning", r.Verdict, r.Warnings)
+	}
+	if got := smallestUP(6, 6); math.Abs(got-2.0/924) > 1e-12 {
+		t.Errorf("smallestUP(6, 6) = %v, want 2/924", got)
+	}
+}

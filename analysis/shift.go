@@ -274,3 +274,26 @@ func mdePct(s Shift, threshold float64) float64 {
 	}
 	return s.toPct(d)
 }
+
+// smallestUP returns the smallest two-sided p-value Mann-Whitney U can
+// give m and n untied values: 2/C(m+n, m), when the two samples do not
+// overlap at all.
+func smallestUP(m, n int) float64 {
+	if m < 1 || n < 1 {
+		return 1
+	}
+	lc, _ := math.Lgamma(float64(m + n + 1))
+	lm, _ := math.Lgamma(float64(m + 1))
+	ln, _ := math.Lgamma(float64(n + 1))
+	return math.Min(1, 2*math.Exp(lm+ln-lc))
+}
+
+// runsToReach returns the fewest runs a side, at least from, with which
+// Mann-Whitney U can give a p-value below threshold.
+func runsToReach(threshold float64, from int) int {
+	n := max(from, 1)
+	for smallestUP(n, n) >= threshold && n < 1<<20 {
+		n++
+	}
+	return n
+}

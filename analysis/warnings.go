@@ -103,6 +103,7 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 	if primary == 0 {
 		c.warnf("no series in %s was measured on both sides: nothing decides the verdict", units)
 	}
+	c.warnBlind(r)
 	if len(fewRuns) > 0 {
 		c.warnf("too few runs: %s; a series needs %d ok runs a side to be tested; add runs",
 			list(fewRuns, listLimit), c.opts.MinRuns)
@@ -328,4 +329,27 @@ func pluralWord(n int, noun string) string {
 		return noun
 	}
 	return noun + "s"
+}
+
+// warnBlind warns about primary rows that no change, however large, could
+// have made significant: too few runs for the threshold this look needed
+// (α shared by the rows and the looks). Their MDE is infinite, so the
+// JSON has none; the warning says how many runs it would take.
+func (c *comparer) warnBlind(r *Report) {
+	var rows []string
+	need, worst := 0, 1.0
+	for _, row := range r.Phases {
+		th, ok := c.blind[row.Key]
+		if !ok {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("%s (base %d, head %d runs)", c.label(row.Key), row.Base.N, row.Head.N))
+		need = max(need, runsToReach(th, max(row.Base.N, row.Head.N)))
+		worst = min(worst, th)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	c.warnf("no change of any size could be called in %s: Mann-Whitney's smallest p with these runs is above the %.2g a change needed at this look (α %g shared by the rows and the looks); it takes %d runs a side, so raise max_count (and count) to at least that",
+		list(rows, listLimit), worst, c.opts.Alpha, need)
 }

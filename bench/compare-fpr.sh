@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # compare-fpr.sh OUTDIR [N] — how often perfbot compare cries wolf, and how
 # often it finds a real slowdown, on this machine with the default config
-# (the prover at 2^16 constraints, 10 runs a side, up to 30, the sides of
-# each round in a random order, looks that share α).
+# (the prover at 2^16 constraints, 10 runs a side, up to 60, the sides of
+# each round in a random order, looks that share α = 0.01).
 #
 # It clones this repository into a temporary directory, adds one commit that
 # makes the msm_h phase of every proof PLANT_PCT percent slower (default 5:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,7 @@ func TestCompareFPRRefusesBadInput(t *testing.T) {
 		{"bad UNTIL", []string{"UNTIL=not a time", "REPO=" + repo, "PERFBOT=/bin/true"}, "UNTIL is a time date -d reads, not 'not a time'"},
 		{"bad PLANT_PCT", []string{"PLANT_PCT=5%"}, "PLANT_PCT is a whole percentage, not '5%'"},
 		{"bad ORDER", []string{"ORDER=backwards"}, "ORDER is random, abba or alternate, not 'backwards'"},
+		{"bad ALPHA", []string{"ALPHA=1%"}, "ALPHA is a level such as 0.01, not '1%'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			outdir := filepath.Join(t.TempDir(), "out")
@@ -100,6 +102,101 @@ func TestCompareFPRRefusesBadInput(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(outdir, "summary.txt")); err == nil {
 				t.Errorf("a refused run wrote a summary")
+			}
+		})
+	}
+}
+
+// fakePerfbot writes a perfbot that answers compare with a JSON report:
+// msm_h a regression that explains total when --head is planted, an
+// inconclusive A/A otherwise (the fields compare-fpr.sh reads).
+func fakePerfbot(t *testing.T, planted string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "perfbot")
+	script := `#!/bin/sh
+case " $* " in
+*" --head ` + planted + ` "*)
+  echo '{"verdict":"regression","phases":[{"phase":"msm_h","unit":"sec/op","verdict":"regression","shift_pct":5.1,"mde_pct":3.2}],"attribution":[{"explained_by":["msm_h"]}],"sequential":{"looks":[{"runs":10},{"runs":25}]}}' ;;
+*)
+  echo '{"verdict":"inconclusive","phases":[{"phase":"msm_h","unit":"sec/op","verdict":"inconclusive","shift_pct":0.4,"mde_pct":5.5}],"sequential":{"looks":[{"runs":10},{"runs":60}]}}' ;;
+esac
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func headOf(t *testing.T, repo string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The parallel runner's instances each count their own comparisons; its
+// summary must count all of them once: two instances of two comparisons a
+// kind are four A/A and four planted.
+func TestCompareFPRParallelCountsEveryInstance(t *testing.T) {
+	if _, err := exec.LookPath("taskset"); err != nil {
+		t.Skip("taskset (util-linux) is not installed")
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skipf("two instances of one CPU each need two CPUs; this process may use %d", runtime.NumCPU())
+	}
+	repo := prepared(t)
+	bin := fakePerfbot(t, headOf(t, repo))
+	outdir := t.TempDir()
+	cmd := exec.Command("bash", "compare-fpr-parallel.sh", outdir, "2", "1", "2")
+	cmd.Env = append(os.Environ(), "REPO="+repo, "PERFBOT="+bin, "ALPHA=0.01")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	summary, err := os.ReadFile(filepath.Join(outdir, "all", "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"alpha 0.01",
+		"A/A false alarms: 0 of 4 (95% upper bound 60.2%), median rounds 60",
+		"planted +5% msm_h found and attributed: 4 of 4, median rounds 25",
+	} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+	for _, k := range []string{"0", "1"} {
+		if _, err := os.Stat(filepath.Join(outdir, k, "planted-2.json")); err != nil {
+			t.Errorf("instance %s did not run its own comparisons: %v", k, err)
+		}
+	}
+}
+
+func TestCompareFPRParallelRefusesBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"more CPUs than the machine", []string{"4096", "1"}, nil, "4096 instances of 1 CPUs need 4096 CPUs; this machine has"},
+		{"not a number", []string{"two", "1"}, nil, "P, CPUS_EACH and N are positive whole numbers, not 'two'"},
+		{"CPUS set", []string{"1", "1"}, []string{"CPUS=1"}, "each instance's CPUs come from taskset; unset CPUS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			outdir := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command("bash", append([]string{"compare-fpr-parallel.sh", outdir}, c.args...)...)
+			cmd.Env = append(os.Environ(), c.env...)
+			out, err := cmd.CombinedOutput()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) {
+				t.Errorf("err %v, output %q; want exit 2 and %q", err, out, c.want)
+			}
+			if _, err := os.Stat(outdir); err == nil {
+				t.Errorf("a refused run made its OUTDIR")
 			}
 		})
 	}

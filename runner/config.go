@@ -67,7 +67,8 @@ type Config struct {
 	// thrown away (warmup, ≥ 0; default 1).
 	Warmup int `json:"warmup"`
 	// MaxCount caps the runs per revision when inconclusive results
-	// ask for more (max_count, ≥ every count; default 30).
+	// ask for more (max_count, ≥ every count; default 60: docs/statistics.md,
+	// "Choosing α and the cap").
 	MaxCount int `json:"max_count"`
 	// Timeout is the default limit on one run (timeout, a Go duration;
 	// default 10m).
@@ -249,7 +250,8 @@ func (b *Benchmark) Environ(vars Vars) []string {
 // Thresholds decide what counts as a change (YAML thresholds).
 type Thresholds struct {
 	// Alpha is the significance level after Holm correction
-	// (alpha, in (0, 1); default 0.05).
+	// (alpha, in (0, 0.5); default 0.01: the family-wise false-alarm
+	// probability of a whole comparison, all its looks and phases together).
 	Alpha float64 `json:"alpha"`
 	// MinChangePct is the smallest change, in percent, that counts while
 	// history is too short to measure a phase's noise
@@ -321,16 +323,20 @@ func DefaultConfig() *Config {
 		Warmup:       defaultWarmup,
 		MaxCount:     defaultMaxCount,
 		Timeout:      defaultTimeout,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming},
+		Thresholds:   Thresholds{Alpha: defaultAlpha, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        OrderRandom,
 	}
 }
 
 const (
-	defaultCount        = 10
-	defaultWarmup       = 1
-	defaultMaxCount     = 30
+	defaultCount    = 10
+	defaultWarmup   = 1
+	defaultMaxCount = 60
+	defaultAlpha    = 0.01
+	// What Hash writes for α and max_count, whatever they are.
+	hashedAlpha         = 0.05
+	hashedMaxCount      = 30
 	defaultTimeout      = 10 * time.Minute
 	defaultBuildTimeout = 30 * time.Minute
 )
@@ -546,7 +552,7 @@ func (r *rawConfig) resolve(p *problems) *Config {
 		Timeout:      durationOr(p, "timeout", r.Timeout, defaultTimeout),
 		BuildTimeout: durationOr(p, "build_timeout", r.BuildTimeout, defaultBuildTimeout),
 		Thresholds: Thresholds{
-			Alpha:        floatOr(r.Thresholds.Alpha, 0.05),
+			Alpha:        floatOr(r.Thresholds.Alpha, defaultAlpha),
 			MinChangePct: floatOr(r.Thresholds.MinChangePct, 1.0),
 			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
 			Spending:     wordOr(r.Thresholds.Spending, analysis.SpendingOBrienFleming),
@@ -839,7 +845,7 @@ func (c *Config) normalize() {
 // was written, with defaults spelled out or not), different when any
 // value differs, except a benchmark's Callgrind (the timed runs are the
 // same with it or without it, so their history stays one series), the
-// order of the sides and the spending function.
+// order of the sides, the spending function, α and max_count.
 func (c *Config) Hash() string {
 	cp := c.normalizedCopy()
 	for i := range cp.Benchmarks {
@@ -848,6 +854,12 @@ func (c *Config) Hash() string {
 	// When runs happen (order) and how looks share α (spending) do not
 	// change what a run measures.
 	cp.Order, cp.Thresholds.Spending = "", ""
+	// Nor do α and the cap on runs: they decide verdicts and how many runs
+	// a comparison takes. They hash as the values they had when the hash
+	// was defined (the defaults until 2026-12-02, α 0.05 and 30), so that
+	// the change of defaults, or a maintainer tuning them, keeps history
+	// one series and every cached build.
+	cp.Thresholds.Alpha, cp.MaxCount = hashedAlpha, hashedMaxCount
 	return hashJSON("perfbot config v1", cp)
 }
 

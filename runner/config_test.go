@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
@@ -51,9 +52,9 @@ func TestParseConfigExample(t *testing.T) {
 		}},
 		Count:        10,
 		Warmup:       1,
-		MaxCount:     30,
+		MaxCount:     60,
 		Timeout:      10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1.0, MinHistory: 10, Spending: "obrien-fleming"},
+		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1.0, MinHistory: 10, Spending: "obrien-fleming"},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        "random",
 	}
@@ -92,8 +93,8 @@ func TestParseConfigFillsDefaults(t *testing.T) {
 	want := &Config{
 		BuildTimeout: 30 * time.Minute,
 		Benchmarks:   []Benchmark{{Name: "b", Command: []string{"./bench"}, Count: 10, Warmup: 1, Timeout: 10 * time.Minute}},
-		Count:        10, Warmup: 1, MaxCount: 30, Timeout: 10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.05, MinChangePct: 1, MinHistory: 10, Spending: "obrien-fleming"},
+		Count:        10, Warmup: 1, MaxCount: 60, Timeout: 10 * time.Minute,
+		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1, MinHistory: 10, Spending: "obrien-fleming"},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        "random",
 	}
@@ -167,8 +168,8 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`build_timeout: 0s is not positive`}},
 		{"max_count below count", "count: 20\nmax_count: 10\n" + bench,
 			[]string{"max_count: 10 is less than count 20; raise max_count or lower count"}},
-		{"benchmark count above max_count", "benchmarks:\n  - name: b\n    command: [x]\n    count: 31\n",
-			[]string{"benchmarks[0] (b).count: 31 is more than max_count 30"}},
+		{"benchmark count above max_count", "benchmarks:\n  - name: b\n    command: [x]\n    count: 61\n",
+			[]string{"benchmarks[0] (b).count: 61 is more than max_count 60"}},
 		{"zero count", "count: 0\n" + bench,
 			[]string{"count: 0 is less than 1; set it to 1 or more"}},
 		{"negative warmup", "benchmarks:\n  - name: b\n    command: [x]\n    warmup: -1\n",
@@ -303,7 +304,7 @@ build:
     - .
 count: 10
 warmup: 1
-thresholds: {alpha: 0.050, min_change_pct: 1}
+thresholds: {alpha: 0.010, min_change_pct: 1}
 primary_units: [sec/op]
 `,
 	}
@@ -344,13 +345,27 @@ build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
 	changed := map[string]func(c *Config){
 		"count":      func(c *Config) { c.Benchmarks[0].Count = 11 },
 		"env":        func(c *Config) { c.Benchmarks[0].Env = map[string]string{"A": "1", "B": "3"} },
-		"alpha":      func(c *Config) { c.Thresholds.Alpha = 0.01 },
 		"arg":        func(c *Config) { c.Benchmarks[0].Args = []string{"-v"} },
 		"cpus":       func(c *Config) { c.Benchmarks[0].CPUs = []int{0} },
 		"cpuprofile": func(c *Config) { c.Benchmarks[0].CPUProfile = "--cpuprofile" },
 		"build":      func(c *Config) { c.Build[0] = append(c.Build[0], "-race") },
-		"max_count":  func(c *Config) { c.MaxCount = 31 },
 		"build time": func(c *Config) { c.BuildTimeout = time.Hour },
+	}
+	// What decides verdicts, not measurements, keeps the series: the
+	// change of defaults to α 0.01 and 60 (2026-12-02) kept every hash.
+	verdictOnly := map[string]func(c *Config){
+		"alpha":     func(c *Config) { c.Thresholds.Alpha = 0.2 },
+		"max_count": func(c *Config) { c.MaxCount = 31 },
+		"order":     func(c *Config) { c.Order = OrderAlternate },
+		"spending":  func(c *Config) { c.Thresholds.Spending = analysis.SpendingPocock },
+	}
+	for name, change := range verdictOnly {
+		c := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
+build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+		change(c)
+		if c.Hash() != base.Hash() {
+			t.Errorf("changing %s changed Hash: its runs measure the same", name)
+		}
 	}
 	for name, change := range changed {
 		c := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]

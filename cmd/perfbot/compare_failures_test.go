@@ -233,12 +233,13 @@ func TestCalibrateReportsEachSeriesNoise(t *testing.T) {
 		t.Errorf("rows a=%v total=%v; want 16 runs each, total with 0%% CV and detectable change, a with some", a, total)
 	}
 	// The runs a side to see the 1% floor: none for total, which never
-	// varies; for a, 2·((z(0.975)+z(0.8))·CV·√(π/3)/1%)², from its CV.
+	// varies; for a, 2·((z(1−α/2)+z(0.8))·CV·√(π/3)/1%)², from its CV at
+	// the default α 0.01 (z(0.995) = 2.5758).
 	cv, err := strconv.ParseFloat(strings.TrimSuffix(a[5], "%"), 64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := (1.959963984540054 + 0.8416212335729143) * cv * math.Sqrt(math.Pi/3) / 1
+	d := (2.5758293035489 + 0.8416212335729143) * cv * math.Sqrt(math.Pi/3) / 1
 	want := int(math.Ceil(2 * d * d))
 	if total[8] != "0" || a[8] != strconv.Itoa(want) {
 		t.Errorf("runs for the floor: a %s (want %d from its CV %v), total %s (want 0)", a[8], want, cv, total[8])

@@ -81,7 +81,10 @@ func assertNothingStored(t *testing.T, env runEnv) {
 // the text and markdown reports state the looks and the seed.
 func TestCompareReportsItsLooksThresholdsAndSeed(t *testing.T) {
 	t.Parallel()
-	dir, sha := shellRepo(t, shellConfig("true", steady, 6, 10, ""))
+	// Ten runs at the first look: at the default α 0.01, shared by two
+	// rows, six runs a side could not reach the threshold (2/C(12, 6) =
+	// 0.0022), and the rows would have no MDE.
+	dir, sha := shellRepo(t, shellConfig("true", steady, 10, 15, ""))
 	env := newRunEnv(t)
 	out, errOut, code := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "json", "--seed", "4242")...)
 	if code != 0 {
@@ -112,10 +115,10 @@ func TestCompareReportsItsLooksThresholdsAndSeed(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Seed != 4242 || rep.Order != "random" || rep.Sequential.Spending != "obrien-fleming" || rep.Sequential.MaxRuns != 10 {
+	if rep.Seed != 4242 || rep.Order != "random" || rep.Sequential.Spending != "obrien-fleming" || rep.Sequential.MaxRuns != 15 {
 		t.Errorf("seed %d order %q spending %q max %d", rep.Seed, rep.Order, rep.Sequential.Spending, rep.Sequential.MaxRuns)
 	}
-	if rep.Looks != len(rep.Sequential.Looks) || rep.Looks < 1 || rep.Sequential.Looks[0].Runs != 6 {
+	if rep.Looks != len(rep.Sequential.Looks) || rep.Looks < 1 || rep.Sequential.Looks[0].Runs != 10 {
 		t.Fatalf("looks %d: %+v", rep.Looks, rep.Sequential.Looks)
 	}
 	last := rep.Sequential.Looks[rep.Looks-1]
