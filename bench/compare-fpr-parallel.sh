@@ -14,6 +14,12 @@
 #
 #   REPO=/tmp/fpr PERFBOT=/tmp/perfbot ALPHA=0.01 MAX_COUNT=60 UNTIL=+4min \
 #     bench/compare-fpr-parallel.sh "$OUT/par" 8 2 10
+#
+# On the GPU host a call runs at most 600 s and an A/A comparison at 60
+# rounds with two CPUs a side takes 8-10 minutes there, so one call is one
+# comparison per instance (UNTIL=+1min N=1); bring back only the reports,
+# not the databases (too large to return):
+#   tar czf "$OUT/par.tgz" --exclude='bench.db*' -C /tmp par
 set -euo pipefail
 out=${1:?usage: compare-fpr-parallel.sh OUTDIR P CPUS_EACH [N]}
 p=${2:?usage: compare-fpr-parallel.sh OUTDIR P CPUS_EACH [N]}
