@@ -372,18 +372,19 @@ func (c *comparer) detectable(rows []Row) {
 			}
 		}
 		th := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), frac)
+		now := th[len(th)-1] // this look's
 		for _, i := range idx {
-			mde := mdePct(c.shifts[rows[i].Key], th[len(th)-1])
+			mde := mdePct(c.shifts[rows[i].Key], now)
 			switch {
 			case finite(mde):
 				rows[i].MDEPct = math.Max(mde, rows[i].Floor.Pct)
-			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestUP(rows[i].Base.N, rows[i].Head.N) > th[len(th)-1]:
+			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestUP(rows[i].Base.N, rows[i].Head.N) > now:
 				// No shift however large could be called with these
 				// runs: warnRows says so and how many it takes.
 				if c.blind == nil {
 					c.blind = make(map[Key]float64)
 				}
-				c.blind[rows[i].Key] = th[len(th)-1]
+				c.blind[rows[i].Key] = now
 			}
 		}
 	}

@@ -334,9 +334,11 @@ primary_units: [sec/op]
 	if got, want := def.BuildHash(), "234c5c2e108629029065b675d98ec6c4f729cb82bf92f8fb41de7b58f8ed8b0d"; got != want {
 		t.Errorf("DefaultConfig().BuildHash() = %s, want %s", got, want)
 	}
+	// base in flow style, for the variations below.
+	const flow = `benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
+build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`
 	// An empty slice made in code hashes like an absent one.
-	code := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
-build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+	code := parse(flow)
 	code.Benchmarks[0].Args = []string{}
 	if code.Hash() != base.Hash() {
 		t.Error("Args []string{} hashes unlike nil")
@@ -360,16 +362,14 @@ build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
 		"spending":  func(c *Config) { c.Thresholds.Spending = analysis.SpendingPocock },
 	}
 	for name, change := range verdictOnly {
-		c := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
-build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+		c := parse(flow)
 		change(c)
 		if c.Hash() != base.Hash() {
 			t.Errorf("changing %s changed Hash: its runs measure the same", name)
 		}
 	}
 	for name, change := range changed {
-		c := parse(`benchmarks: [{name: b, command: ["${PERFBOT_OUT}/x"], env: {A: "1", B: "2"}}]
-build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`)
+		c := parse(flow)
 		change(c)
 		if c.Hash() == base.Hash() {
 			t.Errorf("changing %s left Hash unchanged", name)
