@@ -4,12 +4,17 @@
 package bench_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -175,6 +180,104 @@ func TestCompareFPRParallelCountsEveryInstance(t *testing.T) {
 	}
 }
 
+// STOP_AFTER ends a measurement that would outlive its time (a GPU host's
+// call) and still counts what finished: each instance's A/A comparison
+// returns at once, its planted one hangs until it is stopped. The summary
+// must count the two A/A, no planted comparison, say that both instances
+// were cut off, and no hanging process may outlive the script.
+func TestCompareFPRParallelStopAfterKeepsWhatFinished(t *testing.T) {
+	for _, c := range []string{"taskset", "setsid", "pkill"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Skipf("%s (util-linux, procps) is not installed", c)
+		}
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skipf("two instances of one CPU each need two CPUs; this process may use %d", runtime.NumCPU())
+	}
+	repo := prepared(t)
+	pids := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "perfbot")
+	script := `#!/bin/sh
+case " $* " in
+*" --head ` + headOf(t, repo) + ` "*)
+  echo $$ > "` + pids + `/$$"
+  exec sleep 300 ;;
+*)
+  echo '{"verdict":"inconclusive","phases":[{"phase":"msm_h","unit":"sec/op","verdict":"inconclusive","shift_pct":0.4,"mde_pct":5.5}],"sequential":{"looks":[{"runs":10},{"runs":60}]}}' ;;
+esac
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outdir := t.TempDir()
+	// The deadline only turns a STOP_AFTER that does not stop into a
+	// failure instead of a five-minute hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "compare-fpr-parallel.sh", outdir, "2", "1", "1")
+	cmd.Env = append(os.Environ(), "REPO="+repo, "PERFBOT="+bin, "STOP_AFTER=3")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("STOP_AFTER=3 did not stop the instances:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("a stopped run is not a failed one, but: %v\n%s", err, out)
+	}
+	summary, err := os.ReadFile(filepath.Join(outdir, "all", "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(summary)
+	for _, want := range []string{
+		"A/A false alarms: 0 of 2 (95% upper bound 84.2%), median rounds 60",
+		"stopped after 3 s (STOP_AFTER): 2 of 2 instances were cut off",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "planted +5% msm_h found") {
+		t.Errorf("summary counts the planted comparisons that were cut off:\n%s", s)
+	}
+	hung, err := os.ReadDir(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hung) != 2 {
+		t.Fatalf("%d planted comparisons started, want one an instance (2)", len(hung))
+	}
+	for _, e := range hung {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The group's TERM is sent before the script returns; the process
+		// may still be a zombie for a moment until init reaps it.
+		alive := true
+		for i := 0; i < 50 && alive; i++ {
+			alive = !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) && !zombie(pid)
+			if alive {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		if alive {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("the planted comparison's process %d outlived STOP_AFTER", pid)
+		}
+	}
+}
+
+// zombie reports whether pid has exited and waits only to be reaped.
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command's closing parenthesis.
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
 func TestCompareFPRParallelRefusesBadInput(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -185,6 +288,7 @@ func TestCompareFPRParallelRefusesBadInput(t *testing.T) {
 		{"more CPUs than the machine", []string{"4096", "1"}, nil, "4096 instances of 1 CPUs need 4096 CPUs; this machine has"},
 		{"not a number", []string{"two", "1"}, nil, "P, CPUS_EACH and N are positive whole numbers, not 'two'"},
 		{"CPUS set", []string{"1", "1"}, []string{"CPUS=1"}, "each instance's CPUs come from taskset; unset CPUS"},
+		{"bad STOP_AFTER", []string{"1", "1"}, []string{"STOP_AFTER=9m"}, "STOP_AFTER is a positive whole number of seconds, not '9m'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			outdir := filepath.Join(t.TempDir(), "out")
