@@ -95,16 +95,6 @@ cat "$out/all/summary.txt"
 # Each instance's meter, from its database (a stopped instance wrote no
 # summary of its own).
 for k in $(seq 0 $((p - 1))); do
-  python3 - "$out/$k/bench.db" "$k" <<'PY'
-import json, sqlite3, sys
-try:
-    rows = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True).execute("select inputs from comparisons").fetchall()
-except sqlite3.Error:
-    sys.exit()
-other = sorted(json.loads(r[0]).get("load", {}).get("other_cpus", 0) for r in rows)
-if other:
-    print("instance %s: other processes' CPU during the runs (perfbot compare's meter): median %.2f CPUs, min %.2f, max %.2f, over %d comparisons"
-          % (sys.argv[2], other[len(other)//2], other[0], other[-1], len(other)))
-PY
+  python3 "$top/bench/meter.py" "$out/$k/bench.db" "instance $k: "
 done
 exit "$rc"

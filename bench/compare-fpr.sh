@@ -238,16 +238,6 @@ print('%.1f' % (100*hi))" "$1" "$2"
   [ "${#failed[@]}" -eq 0 ] || echo "failed, not counted (see OUTDIR's JSON and perfbot's stderr): ${failed[*]}"
   # How busy other processes kept the machine during each comparison's
   # runs, as perfbot compare measured it (the comparisons' stored inputs).
-  python3 - "$out/bench.db" <<'PY'
-import json, sqlite3, sys
-try:
-    rows = sqlite3.connect(sys.argv[1]).execute("select inputs from comparisons").fetchall()
-except sqlite3.Error:
-    sys.exit()
-other = sorted(json.loads(r[0]).get("load", {}).get("other_cpus", 0) for r in rows)
-if other:
-    print("other processes' CPU during the runs (perfbot compare's meter): median %.2f CPUs, min %.2f, max %.2f, over %d comparisons"
-          % (other[len(other)//2], other[0], other[-1], len(other)))
-PY
+  python3 "$top/bench/meter.py" "$out/bench.db"
 } | tee "$out/summary.txt"
 true

@@ -305,3 +305,38 @@ func TestCompareFPRParallelRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// meter.py summarises what perfbot compare stored about other processes'
+// CPU use, for compare-fpr.sh and each parallel instance, and stays silent
+// (creating nothing) when there is no database.
+func TestMeterSummarisesStoredLoad(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	db := filepath.Join(t.TempDir(), "bench.db")
+	mk := exec.Command("python3", "-c", `import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("create table comparisons (inputs text)")
+for v in (0.84, 0.80, 0.89):
+    c.execute("insert into comparisons values (?)", ('{"load": {"other_cpus": %s}}' % v,))
+c.commit()`, db)
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command("python3", "meter.py", db, "instance 3: ").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "instance 3: other processes' CPU during the runs (perfbot compare's meter): median 0.84 CPUs, min 0.80, max 0.89, over 3 comparisons\n"
+	if string(out) != want {
+		t.Errorf("meter.py printed %q, want %q", out, want)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	out, err = exec.Command("python3", "meter.py", missing).CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("without a database: err %v, output %q; want silence", err, out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("meter.py created %s", missing)
+	}
+}

@@ -14,9 +14,10 @@ deviation of the per-round log ratios over what two independent sides
 would give (the square root of the sum of the sides' variances of log
 runs): 1 when neighbours are no more alike than any two runs, below 1 when
 the machine's speed drifts slower than a round, and then a paired test's
-MDE is about that fraction of the unpaired one. The last two lines give
-its range over the comparisons and that of the lag-1 autocorrelation of
-the phase's runs in the order they ran. It reads; it changes nothing.
+MDE is about that fraction of the unpaired one. The last three lines give
+its range over the comparisons, the phase's run-to-run CV and level within
+each comparison, and the lag-1 autocorrelation of its runs in the order
+they ran. It reads; it changes nothing.
 """
 import json, math, sqlite3, statistics, sys
 
@@ -50,7 +51,7 @@ def wilcoxon(d):
 def main():
     db = sqlite3.connect(sys.argv[1])
     phase = sys.argv[2] if len(sys.argv) > 2 else "msm_h"
-    spreads, lag1s = [], []
+    spreads, lag1s, cvs, levels = [], [], [], []
     rows = db.execute("SELECT c.id, c.base_sha, c.head_sha, c.inputs, c.report FROM comparisons c ORDER BY c.id").fetchall()
     for cid, base, head, inputs, report in rows:
         inp = json.loads(inputs)
@@ -68,6 +69,8 @@ def main():
         seq = [v for _, v in sorted(zip(inp["base_runs"] + inp["head_runs"], b + h)) if v]
         if len(seq) > 3:
             m = statistics.fmean(seq)
+            cvs.append(100 * statistics.pstdev(seq) / m)
+            levels.append(statistics.median(seq))
             den = sum((x - m) ** 2 for x in seq)
             if den > 0:
                 lag1s.append(sum((seq[i] - m) * (seq[i + 1] - m) for i in range(len(seq) - 1)) / den)
@@ -89,6 +92,10 @@ def main():
         spreads.sort()
         print(f"spread of the per-round ratios over independent sides' ({phase}): median {statistics.median(spreads):.2f}, "
               f"{spreads[0]:.2f}-{spreads[-1]:.2f} over {len(spreads)} comparisons")
+    if cvs:
+        cvs.sort()
+        print(f"{phase}'s runs within a comparison: CV median {statistics.median(cvs):.1f}% ({cvs[0]:.1f}-{cvs[-1]:.1f}%), "
+              f"median {min(levels):.4g}-{max(levels):.4g} from one comparison to the next")
     if lag1s:
         lag1s.sort()
         print(f"lag-1 autocorrelation of {phase}'s runs in the order they ran: median {statistics.median(lag1s):.2f}, "
