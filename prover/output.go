@@ -66,9 +66,10 @@ func BenchName(circuit string, constraints int, backend, phase string) string {
 	return fmt.Sprintf("Prove/circuit=%s/constraints=%d/backend=%s/phase=%s", circuit, constraints, backend, phase)
 }
 
-// WriteProof writes one line per measurement: iterations 1, ns/op, then
-// the measurement's extra metrics.
-func WriteProof(w io.Writer, circuit string, constraints int, backend string, ms []Measurement) error {
+// WriteProof writes proof index's lines: one benchmark line per
+// measurement (iterations 1, ns/op, then the measurement's extra metrics),
+// then one span line per measurement (see WriteSpans).
+func WriteProof(w io.Writer, circuit string, constraints int, backend string, index int, ms []Measurement) error {
 	var sb strings.Builder
 	for i := range ms {
 		m := &ms[i]
@@ -85,8 +86,49 @@ func WriteProof(w io.Writer, circuit string, constraints int, backend string, ms
 		}
 		sb.WriteByte('\n')
 	}
+	writeSpans(&sb, circuit, constraints, backend, index, ms)
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// SpanPrefix starts every span line. A span line says when one phase of
+// one proof ran, on the clock the proof's phases share, in nanoseconds
+// from the start of its total:
+//
+//	# perfbot-span Prove/…/phase=msm_b2 proof=0 start_ns=512000000 end_ns=912000000 lane=host
+//	# perfbot-span Prove/…/phase=msm_b2_wait proof=0 start_ns=880000000 end_ns=912000000 waits=msm_b2
+//
+// lane is absent for the proof's own thread of control (one phase after
+// another) and names the worker of a phase that ran beside it; waits names
+// the phase a wait stood still for. Go benchmark format ignores the lines
+// (they are neither results nor configuration), so benchstat reads the
+// output unchanged; perfbot's runner keeps them with the run, and
+// analysis builds each proof's critical path from them.
+const SpanPrefix = "# perfbot-span "
+
+func writeSpans(sb *strings.Builder, circuit string, constraints int, backend string, index int, ms []Measurement) {
+	if len(ms) == 0 {
+		return
+	}
+	origin := ms[len(ms)-1].Start // total's
+	for i := range ms {
+		if ms[i].Start.Before(origin) {
+			origin = ms[i].Start
+		}
+	}
+	for i := range ms {
+		m := &ms[i]
+		sb.WriteString(SpanPrefix)
+		sb.WriteString(BenchName(circuit, constraints, backend, m.Phase))
+		fmt.Fprintf(sb, " proof=%d start_ns=%d end_ns=%d", index, m.Start.Sub(origin).Nanoseconds(), m.End().Sub(origin).Nanoseconds())
+		if m.Lane != "" {
+			sb.WriteString(" lane=" + m.Lane)
+		}
+		if m.Waits != "" {
+			sb.WriteString(" waits=" + m.Waits)
+		}
+		sb.WriteByte('\n')
+	}
 }
 
 func formatValue(v float64) string {

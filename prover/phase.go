@@ -18,16 +18,18 @@ const (
 	PhaseMSMA      = "msm_a"
 	PhaseMSMB1     = "msm_b1"
 	PhaseMSMB2     = "msm_b2"
+	PhaseMSMB2Wait = "msm_b2_wait" // the GPU backend only: the wait for msm_b2, which runs beside msm_a … msm_h
 	PhaseMSML      = "msm_l"
 	PhaseMSMH      = "msm_h"
 	PhaseAssemble  = "assemble"
 	PhaseTotal     = "total"
 )
 
-// Phases lists every phase of a full proof, total last.
+// Phases lists every phase of a full proof, total last. msm_b2_wait is a
+// phase of the GPU backend only.
 var Phases = []string{
 	PhaseSynthesis, PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSMB2,
-	PhaseMSML, PhaseMSMH, PhaseAssemble, PhaseTotal,
+	PhaseMSMB2Wait, PhaseMSML, PhaseMSMH, PhaseAssemble, PhaseTotal,
 }
 
 // PhaseSets are the values --phases accepts: what part of a proof runs.
@@ -40,12 +42,23 @@ type Metric struct {
 	Unit  string
 }
 
-// A Measurement is what one phase of one proof cost.
+// A Measurement is what one phase of one proof cost, and when it ran.
 type Measurement struct {
 	Phase   string
+	Start   time.Time // when it began, on the clock every phase of the proof shares
 	Elapsed time.Duration
 	Metrics []Metric
+	// Lane is "" for a phase of the proof's own thread of control, which
+	// runs one phase after another, and names the worker of a phase that
+	// ran beside them ("host" for msm_b2 beside the GPU's G1 MSMs).
+	Lane string
+	// Waits names the phase this one waited for: its time is the proof
+	// standing still until that phase, on another lane, was done.
+	Waits string
 }
+
+// End returns when the measurement's phase ended.
+func (m *Measurement) End() time.Time { return m.Start.Add(m.Elapsed) }
 
 // Metric returns the value of unit, and whether it is present.
 func (m *Measurement) Metric(unit string) (float64, bool) {
@@ -162,7 +175,7 @@ func (m *meter) markEnd() {
 // allocs/op, page-faults/op, then the perf counters that counted (see
 // counterSet.metrics).
 func (m *meter) diff(name string, before, after *reading) Measurement {
-	ms := Measurement{Phase: name, Elapsed: after.at.Sub(before.at)}
+	ms := Measurement{Phase: name, Start: before.at, Elapsed: after.at.Sub(before.at)}
 	ms.Metrics = append(ms.Metrics,
 		Metric{float64(after.allocBytes - before.allocBytes), "B/op"},
 		Metric{float64(after.allocObjs - before.allocObjs), "allocs/op"},

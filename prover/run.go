@@ -240,16 +240,27 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 			return res, err
 		}
 		stepper, _ := eng.(interface{ TakeSteps() []gpu.Step })
+		var waited string // the phase that ran beside, reported during the current one
 		opts := groth16.ProveOptions{
 			Engine: eng,
+			// msm_b2 beside the G1 MSMs: reported while the proof waits
+			// for it, so its line comes just before the wait's.
+			Beside: func(name string, start, end time.Time) {
+				res.Measurements = append(res.Measurements, Measurement{
+					Phase: name, Start: start, Elapsed: end.Sub(start), Lane: LaneHost,
+				})
+				waited = name
+			},
 			Phase: func(name string, run func() error) error {
 				if stepper != nil {
 					stepper.TakeSteps() // steps of this phase only
 				}
+				waited = ""
 				ms, err := m.run(ctx, name, run)
 				if err != nil {
 					return err
 				}
+				ms.Waits = waited
 				if stepper != nil {
 					// Device steps as extra units: msm_h's sort becomes
 					// sort-sec/op on the msm_h line.
@@ -280,6 +291,9 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 	}
 	return res, nil
 }
+
+// LaneHost is the Lane of work the host does beside the device's.
+const LaneHost = "host"
 
 // addMSMStats adds each MSM's real sizes to its phase line: points in the
 // multi-exponentiation, points summed directly (scalar one), and points

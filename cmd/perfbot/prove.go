@@ -212,7 +212,7 @@ func (s *benchSink) Start(info prover.Info) error {
 }
 
 func (s *benchSink) Proof(p prover.ProofResult) error {
-	return prover.WriteProof(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, p.Measurements)
+	return prover.WriteProof(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, p.Index, p.Measurements)
 }
 
 // atomicFile is written under a temporary name and renamed into place only

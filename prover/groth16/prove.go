@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"runtime/pprof"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -27,13 +28,18 @@ type PhaseFunc func(name string, run func() error) error
 
 // The phases of Prove, in the order they run.
 const (
-	PhaseNTT      = "ntt"      // H polynomial: inverse FFT, coset FFT, divide by Z, inverse coset FFT
-	PhaseMSMA     = "msm_a"    // A query, G1
-	PhaseMSMB1    = "msm_b1"   // B query, G1
-	PhaseMSMB2    = "msm_b2"   // B query, G2
-	PhaseMSML     = "msm_l"    // L query, G1
-	PhaseMSMH     = "msm_h"    // H query, G1
-	PhaseAssemble = "assemble" // blinding and the final A, B, C
+	PhaseNTT   = "ntt"    // H polynomial: inverse FFT, coset FFT, divide by Z, inverse coset FFT
+	PhaseMSMA  = "msm_a"  // A query, G1
+	PhaseMSMB1 = "msm_b1" // B query, G1
+	PhaseMSMB2 = "msm_b2" // B query, G2
+	// PhaseMSMB2Wait is the wait for msm_b2 when it runs beside the G1
+	// MSMs (an offloading engine): how long the proof stood still after
+	// msm_h until the host's G2 MSM was done. It is a phase of its own
+	// only then; msm_b2 stays the G2 MSM's own time.
+	PhaseMSMB2Wait = "msm_b2_wait"
+	PhaseMSML      = "msm_l"    // L query, G1
+	PhaseMSMH      = "msm_h"    // H query, G1
+	PhaseAssemble  = "assemble" // blinding and the final A, B, C
 )
 
 // Phases lists the phase names in the order Prove runs them.
@@ -44,6 +50,12 @@ var Phases = []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSMB2, PhaseMSML, Ph
 type ProveOptions struct {
 	Phase  PhaseFunc // nil: run each phase directly
 	Engine Engine    // nil: CPU{}
+	// Beside, when set, is called once per proof for msm_b2 when it ran
+	// beside the G1 MSMs (an offloading engine), with the wall-clock
+	// start and end of the G2 MSM on the goroutine that ran it, before
+	// the wait phase (PhaseMSMB2Wait) returns. Phase is not called for
+	// it: its time overlaps msm_a … msm_h.
+	Beside func(name string, start, end time.Time)
 
 	plainMSM bool // tests and benchmarks: skip the 0/1 split
 }
@@ -106,10 +118,11 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		proof             Proof
 	)
 	// An offloading engine (a GPU) gets the G1 MSMs whole, and msm_b2 then
-	// runs on the host beside them: it starts at the beginning of msm_a and
-	// its phase, moved after msm_h, is the wait for it. Its CPU samples
-	// carry the label phase=msm_b2 (prover.Run's label key); its counters
-	// land in the phases it overlaps.
+	// runs on the host beside them: it starts at the beginning of msm_a,
+	// is reported through opts.Beside with its own start and end, and the
+	// proof waits for it after msm_h in phase msm_b2_wait. Its CPU samples
+	// carry the label phase=msm_b2 (prover.Run's label key); its
+	// process-wide counters land in the phases it overlaps.
 	off := offloads(eng)
 	plainG1 := opts.plainMSM || off
 	// msmKey is msmG1 on a query of pk, which an offloading Keeper keeps
@@ -122,9 +135,10 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		return msmG1(eng, points, scalars, plainG1)
 	}
 	var (
-		b2done    = make(chan struct{})
-		b2err     error
-		b2started bool
+		b2done         = make(chan struct{})
+		b2err          error
+		b2started      bool
+		b2start, b2end time.Time
 	)
 	defer func() {
 		if b2started {
@@ -133,7 +147,9 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	}()
 	runB2 := func() {
 		defer close(b2done)
+		b2start = time.Now()
 		msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
+		b2end = time.Now()
 	}
 	steps := []struct {
 		name string
@@ -166,6 +182,9 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			}
 			<-b2done
 			bScalars = nil
+			if off && b2err == nil && opts.Beside != nil {
+				opts.Beside(PhaseMSMB2, b2start, b2end)
+			}
 			return b2err
 		}},
 		{PhaseMSML, func() (err error) {
@@ -182,7 +201,8 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return nil
 		}},
 	}
-	if off { // msm_b2 (index 3) waits after msm_l and msm_h
+	if off { // msm_b2's wait (index 3) comes after msm_l and msm_h
+		steps[3].name = PhaseMSMB2Wait
 		steps[3], steps[4], steps[5] = steps[4], steps[5], steps[3]
 	}
 	for _, step := range steps {
