@@ -58,7 +58,8 @@ func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
 	opts.HigherBetterUnits = slices.Clone(opts.HigherBetterUnits)
-	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]Shift)}
+	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]Shift),
+		waits: waitsOf(in.Base, in.Head)}
 	r := &Report{
 		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
 		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
@@ -111,7 +112,7 @@ func Compare(in Input, opts Options) *Report {
 	// families, never primary.
 	r.Phases = append(r.Phases, c.simRows(base, head)...)
 	r.Simulations = c.simulations(base, head)
-	r.Attribution = attribute(r.Phases)
+	r.Attribution = attribute(r.Phases, overlaps(in.Base, in.Head))
 	r.Verdict = overall(r.Phases)
 
 	c.warnRows(r, base, head, in.History)
@@ -148,6 +149,9 @@ type comparer struct {
 	// blind holds, per primary row whose runs cannot reach the threshold
 	// a change needs at this look, that threshold (detectable sets it).
 	blind map[Key]float64
+	// waits holds, per benchmark and phase of a wait, what it waits for
+	// (from the runs' spans).
+	waits map[[2]string]string
 }
 
 // A side is one revision's runs, reduced to one value per run and series.
@@ -279,6 +283,7 @@ func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
 		Base:    summarize(bs, c.opts.Confidence),
 		Head:    summarize(hs, c.opts.Confidence),
 		Floor:   floor,
+		Waits:   c.waits[[2]string{k.Benchmark, k.Phase}],
 	}
 	if c.opts.higherIsBetter(k.Unit) {
 		row.Better = "higher"
@@ -313,9 +318,9 @@ func deltaPct(base, head float64) float64 {
 }
 
 // tested reports whether a row has enough runs on both sides to be
-// tested.
+// tested, and is not a wait's.
 func (c *comparer) tested(row *Row) bool {
-	return row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns
+	return row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns && row.Waits == ""
 }
 
 // adjust tests the tested rows, family by family, at this look's
@@ -404,6 +409,10 @@ func (c *comparer) detectable(rows []Row) {
 //     of it (ReasonTooNoisy) or wholly beyond it while the test is not yet
 //     significant at this look (ReasonUnconfirmed).
 func (c *comparer) decide(row *Row, base, head *side) {
+	if row.Waits != "" && row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns {
+		row.Verdict, row.Reason = VerdictWait, "waits for "+row.Waits
+		return
+	}
 	if !c.tested(row) {
 		row.Verdict = VerdictInconclusive
 		row.Reason = ReasonTooFewRuns

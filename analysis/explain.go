@@ -250,7 +250,7 @@ func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(s
 	for _, g := range []struct {
 		label string
 		items []ExplanationItem
-	}{{"GPU steps ", e.Steps}, {"GPU ", e.Telemetry}} {
+	}{{"GPU steps ", e.Steps}, {"GPU over the whole run: ", e.Telemetry}} {
 		if len(g.items) == 0 {
 			continue
 		}

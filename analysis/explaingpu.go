@@ -34,10 +34,10 @@ var telemetryNames = []struct{ unit, name string }{
 	{"gpu-mem-clock-min-MHz/run", "memory clock min"},
 	{"gpu-power-mean-W/run", "power"},
 	{"gpu-temp-max-C/run", "temperature"},
-	{"gpu-util-mean-pct/run", "GPU busy"},
+	{"gpu-util-mean-pct/run", "busy"},
 	{"gpu-mem-util-mean-pct/run", "memory busy"},
 	{"gpu-energy-J/run", "energy"},
-	{"gpu-mem-used-max-B/run", "GPU memory"},
+	{"gpu-mem-used-max-B/run", "memory used"},
 }
 
 // isStepUnit reports whether unit is a kernel step's device time: it

@@ -102,7 +102,7 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 
 	plain := func(s string) string { return s }
 	line := explanationLine(*e, nil, plain, plain, plain)
-	const want = "msm_h +6.8% (p<0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU SM clock -8.0%, throttled 0.0% → 35.0% of readings"
+	const want = "msm_h +6.8% (p<0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings"
 	if line != want {
 		t.Errorf("line\n%q\nwant\n%q", line, want)
 	}
@@ -110,7 +110,7 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "\n**msm\\_h** +6.8% (p&lt;0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU SM clock -8.0%, throttled 0.0% → 35.0% of readings\n") {
+	if !strings.Contains(md.String(), "\n**msm\\_h** +6.8% (p&lt;0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings\n") {
 		t.Errorf("markdown lacks msm_h's GPU line:\n%s", md.String())
 	}
 
@@ -154,5 +154,32 @@ func TestStepUnitsAreTheDeviceTimesNotTheCounters(t *testing.T) {
 		if got := isStepUnit(unit); got != want {
 			t.Errorf("isStepUnit(%q) = %v, want %v", unit, got, want)
 		}
+	}
+}
+
+// The report: "GPU GPU busy +572.2%". Telemetry in a GPU line is
+// labelled once, and says it covers the whole run.
+func TestGPUTelemetryInAnExplanationIsLabelledOnce(t *testing.T) {
+	t.Parallel()
+	g := newSynth(92, 0.004)
+	busy := func(runs []Run, pct float64) []Run {
+		for i := range runs {
+			runs[i].Samples = append(runs[i].Samples, Sample{Key{"process/benchmark=prove", "", "gpu-util-mean-pct/run"}, pct * g.jitter()})
+		}
+		return runs
+	}
+	r := Compare(Input{
+		BaseRev: baseRev, HeadRev: headRev,
+		Base: busy(gpuRuns(g, baseRev, 8, nil), 12),
+		Head: busy(gpuRuns(g, headRev, 8, map[string]float64{"msm_h accumulate-sec/op": 1.2}), 80.7),
+	}, DefaultOptions())
+	e := explanationOf(r, "msm_h")
+	if e == nil {
+		t.Fatalf("no explanation of msm_h: %+v", r.Explanations)
+	}
+	plain := func(s string) string { return s }
+	line := explanationLine(*e, nil, plain, plain, plain)
+	if !strings.Contains(line, "; GPU over the whole run: busy +57") || strings.Contains(line, "GPU GPU") {
+		t.Errorf("line %q: want the busy share once, as \"GPU over the whole run: busy +57…%%\"", line)
 	}
 }

@@ -13,10 +13,28 @@ import (
 // This file formats numbers the same way for warnings and every
 // rendering.
 
-// scaler returns a benchunit scale that shows every one of vals with at
-// least three significant digits.
+// scaler returns the one benchunit scale for vals (a row's base and head,
+// say): the scale of the largest, with at least three significant digits,
+// and enough digits after the point to show the smallest with two, up to
+// four. benchunit.CommonScale scales by the smallest, which prints a
+// 70.8 ms base beside a 5.1 µs head as "70799.7µs".
 func scaler(unit string, vals ...float64) benchunit.Scaler {
-	return benchunit.CommonScale(vals, benchunit.ClassOf(unit))
+	cls := benchunit.ClassOf(unit)
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vals {
+		if a := math.Abs(v); finite(a) && a != 0 {
+			lo, hi = math.Min(lo, a), math.Max(hi, a)
+		}
+	}
+	if hi == 0 {
+		return benchunit.CommonScale(vals, cls)
+	}
+	s := benchunit.CommonScale([]float64{hi}, cls)
+	if lo < hi {
+		need := 1 - int(math.Floor(math.Log10(lo/s.Factor)))
+		s.Prec = max(s.Prec, min(need, 4))
+	}
+	return s
 }
 
 // formatScaled formats v with s, appending "s" to the prefix of a time
@@ -115,10 +133,52 @@ func verdictWord(v Verdict) string {
 
 // rowVerdict names a row's verdict with its reason when the reason matters.
 func rowVerdict(row Row) string {
-	if row.Verdict == VerdictInconclusive {
+	switch row.Verdict {
+	case VerdictInconclusive:
 		return "inconclusive: " + row.Reason
+	case VerdictWait:
+		return "wait for " + row.Waits
 	}
 	return verdictWord(row.Verdict)
+}
+
+// shareVerdict names a phase's verdict in an attribution, with where it
+// stood on the critical path when that matters.
+func shareVerdict(p PhaseShare) string {
+	switch {
+	case p.Waits != "":
+		return "wait for " + p.Waits
+	case p.OffCriticalPath:
+		return verdictWord(p.Verdict) + ", off the critical path"
+	}
+	return verdictWord(p.Verdict)
+}
+
+// overlapSentence says which branch of an overlap the critical path took
+// on each side: "msm_b2 ran beside msm_a, msm_b1, msm_l, msm_h; the
+// critical path went through msm_b2 at base (401ms against 300ms) and
+// through msm_a … msm_h at head (470ms against 401ms)."
+func overlapSentence(o Overlap) string {
+	s := scaler("sec/op", o.BaseBranch, o.BaseSide, o.HeadBranch, o.HeadSide)
+	branch := strings.Join(o.Branch, ", ")
+	if len(o.Branch) > 2 {
+		branch = o.Branch[0] + " … " + o.Branch[len(o.Branch)-1]
+	}
+	side := func(head bool) string {
+		b, d := o.BaseBranch, o.BaseSide
+		if head {
+			b, d = o.HeadBranch, o.HeadSide
+		}
+		switch o.Critical(head) {
+		case "branch":
+			return fmt.Sprintf("through %s (%s against %s)", branch, formatScaled(s, b, "sec/op"), formatScaled(s, d, "sec/op"))
+		case "side":
+			return fmt.Sprintf("through %s (%s against %s)", o.Side, formatScaled(s, d, "sec/op"), formatScaled(s, b, "sec/op"))
+		}
+		return fmt.Sprintf("through both (%s each)", formatScaled(s, b, "sec/op"))
+	}
+	return fmt.Sprintf("%s ran beside %s, and %s waited for it; the critical path went %s at base and %s at head.",
+		o.Side, strings.Join(o.Branch, ", "), o.Wait, side(false), side(true))
 }
 
 // FormatArgs joins args for a POSIX shell: an argument that is empty or

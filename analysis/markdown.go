@@ -231,10 +231,13 @@ func mdAttribution(b *strings.Builder, a Attribution) {
 	} else {
 		b.WriteString(" No phase changed significantly.")
 	}
+	for _, o := range a.Overlaps {
+		b.WriteString(" " + mdText(overlapSentence(o)))
+	}
 	b.WriteString("\n\n| phase | Δ | Δ% | share of total's Δ | verdict |\n| :-- | --: | --: | --: | :-- |\n")
 	for _, p := range a.Phases {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-			formatPct(p.DeltaPct), formatShare(p.SharePct), verdictWord(p.Verdict))
+			formatPct(p.DeltaPct), formatShare(p.SharePct), mdText(shareVerdict(p)))
 	}
 	fmt.Fprintf(b, "| unexplained | %s | | %s | |\n", formatDelta(a.Unexplained, a.Unit), formatShare(a.UnexplainedSharePct))
 }

@@ -16,6 +16,12 @@ const (
 	VerdictNoChange     Verdict = "no-change"    // not significant, or below the floor, with enough runs
 	VerdictInconclusive Verdict = "inconclusive" // see the row's Reason
 	VerdictError        Verdict = "error"        // a side has no ok run: nothing to compare
+	// VerdictWait is the verdict of every row of a wait (a phase whose
+	// span waits for a phase on another lane): its time is what it waits
+	// for, so it is never a regression or an improvement of its own. The
+	// row keeps its numbers; Row.Waits names what it waits for, and the
+	// attribution charges the change to the branch that caused it.
+	VerdictWait Verdict = "wait"
 )
 
 // The reasons a row gives for its verdict.
@@ -236,6 +242,9 @@ type Row struct {
 	// Verdict and Reason are the row's outcome.
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
+	// Waits names the phase a wait row waits for (VerdictWait); such a
+	// row is not tested and takes no share of α.
+	Waits string `json:"waits,omitempty"`
 }
 
 // A Summary summarizes one side of a row: the median of the runs' values
@@ -268,10 +277,14 @@ type Attribution struct {
 	// ExplainedBy names the phases that changed significantly
 	// (regression or improvement), by |share| descending.
 	ExplainedBy []string `json:"explained_by"`
-	// Unexplained is Delta − Σ phase Delta: time outside the measured
-	// phases, plus the fact that medians do not add up exactly.
+	// Unexplained is Delta − Σ phase Attributed: time outside the
+	// measured phases, plus the fact that medians do not add up exactly.
 	Unexplained         float64 `json:"unexplained"`
 	UnexplainedSharePct float64 `json:"unexplained_share_pct"`
+	// Overlaps are the parts of the benchmark's proofs where phases ran
+	// at once (from the runs' spans; sec/op only), with how their change
+	// was split along the critical path.
+	Overlaps []Overlap `json:"overlaps,omitempty"`
 }
 
 // A PhaseShare is one phase's part in the change of total.
@@ -279,10 +292,21 @@ type PhaseShare struct {
 	Phase    string  `json:"phase"`
 	Delta    float64 `json:"delta"`     // head median − base median, in the unit
 	DeltaPct float64 `json:"delta_pct"` // relative to the phase's base median
-	// SharePct is Delta / total's Delta × 100; NaN (JSON null) when
+	// Attributed is the part of total's change charged to the phase along
+	// the critical path: Delta for a phase that runs alone; for phases
+	// that overlap, their branch's Shapley share (Overlap), split among a
+	// branch's phases in proportion to their Delta; 0 for a wait.
+	Attributed float64 `json:"attributed"`
+	// SharePct is Attributed / total's Delta × 100; NaN (JSON null) when
 	// total did not move at all.
 	SharePct float64 `json:"share_pct"`
 	Verdict  Verdict `json:"verdict"`
+	// OffCriticalPath marks a phase that overlapped another branch which
+	// was the longer on both sides: however it changed, total did not
+	// wait for it.
+	OffCriticalPath bool `json:"off_critical_path,omitempty"`
+	// Waits names what a wait phase waits for.
+	Waits string `json:"waits,omitempty"`
 }
 
 // nullable returns x, or nil when x is NaN or infinite (JSON has no
@@ -410,18 +434,21 @@ func (p PhaseShare) MarshalJSON() ([]byte, error) {
 	}{plain(p), nullable(p.DeltaPct), nullable(p.SharePct)})
 }
 
-// UnmarshalJSON reads null percentages as NaN.
+// UnmarshalJSON reads null percentages as NaN. A share stored before
+// Attributed existed was charged its Delta.
 func (p *PhaseShare) UnmarshalJSON(b []byte) error {
 	type plain PhaseShare
 	v := struct {
 		*plain
-		DeltaPct *float64 `json:"delta_pct"`
-		SharePct *float64 `json:"share_pct"`
+		DeltaPct   *float64 `json:"delta_pct"`
+		SharePct   *float64 `json:"share_pct"`
+		Attributed *float64 `json:"attributed"`
 	}{plain: (*plain)(p)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	p.DeltaPct = orElse(v.DeltaPct, math.NaN())
 	p.SharePct = orElse(v.SharePct, math.NaN())
+	p.Attributed = orElse(v.Attributed, p.Delta)
 	return nil
 }

@@ -94,7 +94,10 @@ type Run struct {
 	Samples []Sample `json:"samples,omitempty"`
 	// Profiles are the profiles the run wrote, if its benchmark asked for
 	// them; analysis reads them to explain regressed CPU phases.
-	Profiles []Profile `json:"-"`
+	Profiles []Profile `json:"-"` // Spans say when each phase of each proof ran (span lines), where the
+	// program printed them; analysis builds the critical path of phases
+	// that overlap from them (see Overlap).
+	Spans []Span `json:"spans,omitempty"`
 }
 
 // A Profile is one profile a benchmark run wrote.

@@ -65,11 +65,14 @@ func RenderText(w io.Writer, r *Report) error {
 		} else {
 			b.WriteString("no phase changed significantly\n")
 		}
+		for _, o := range a.Overlaps {
+			b.WriteString(overlapSentence(o) + "\n")
+		}
 		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
 		fmt.Fprint(tw, "  phase\tΔ\tΔ%\tshare\tverdict\n")
 		for _, p := range a.Phases {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct),
-				formatShare(p.SharePct), verdictWord(p.Verdict))
+				formatShare(p.SharePct), shareVerdict(p))
 		}
 		fmt.Fprintf(tw, "  unexplained\t%s\t\t%s\t\n", formatDelta(a.Unexplained, a.Unit), formatShare(a.UnexplainedSharePct))
 		tw.Flush()

@@ -302,6 +302,7 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 		}
 	}
 	res.Run.Samples = append(out.samples, p.samples...)
+	res.Run.Spans = out.spans
 	res.Warnings = append(append(out.syntaxErrors, out.warnings...), res.Warnings...)
 	limit := cmp.Or(spec.MaxProfileBytes, DefaultMaxProfileBytes)
 	for _, w := range wanted {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -24,6 +25,7 @@ type output struct {
 	config       map[string]string // file configuration lines, the last value of each key
 	syntaxErrors []string          // benchmark lines benchfmt could not parse, "stdout:LINE: why"
 	warnings     []string
+	spans        []analysis.Span // the span lines, in order
 }
 
 // parseOutput reads r as Go benchmark format. Every value of every result
@@ -34,7 +36,8 @@ type output struct {
 func parseOutput(r io.Reader) (output, error) {
 	out := output{config: map[string]string{}}
 	nSyntax := 0
-	br := benchfmt.NewReader(r, "stdout")
+	spans := &spanReader{}
+	br := benchfmt.NewReader(io.TeeReader(r, spans), "stdout")
 	for br.Scan() {
 		switch rec := br.Result().(type) {
 		case *benchfmt.Result:
@@ -71,7 +74,119 @@ func parseOutput(r io.Reader) (output, error) {
 	if err := br.Err(); err != nil {
 		return out, fmt.Errorf("read benchmark output: %w", err)
 	}
+	spans.flush()
+	out.spans = spans.spans
+	out.warnings = append(out.warnings, spans.warnings...)
+	if spans.bad > maxSyntaxErrors {
+		out.warnings = append(out.warnings, fmt.Sprintf("and %d more span lines that do not parse", spans.bad-maxSyntaxErrors))
+	}
 	return out, nil
+}
+
+// SpanPrefix starts a span line: "# perfbot-span NAME proof=N
+// start_ns=A end_ns=B [lane=L] [waits=P]", where NAME is the benchmark
+// name of the phase's result line (without "Benchmark"), A and B are
+// nanoseconds from the start of proof N, lane names the worker of a phase
+// that ran beside the proof's own thread of control, and waits the phase
+// a wait stood still for (prover.SpanPrefix prints them).
+const SpanPrefix = "# perfbot-span "
+
+// A spanReader picks the span lines out of what it is written, line by
+// line: the benchmark output, as benchfmt reads it.
+type spanReader struct {
+	partial  []byte
+	line     int
+	spans    []analysis.Span
+	warnings []string
+	bad      int
+}
+
+func (s *spanReader) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.partial = append(s.partial, p...)
+			break
+		}
+		s.partial = append(s.partial, p[:i]...)
+		s.take()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush takes a last line that had no newline.
+func (s *spanReader) flush() {
+	if len(s.partial) > 0 {
+		s.take()
+	}
+}
+
+func (s *spanReader) take() {
+	s.line++
+	line := string(s.partial)
+	s.partial = s.partial[:0]
+	rest, ok := strings.CutPrefix(line, SpanPrefix)
+	if !ok {
+		return
+	}
+	sp, err := parseSpan(rest)
+	if err != nil {
+		s.bad++
+		if s.bad <= maxSyntaxErrors {
+			s.warnings = append(s.warnings, fmt.Sprintf("stdout:%d: span line dropped: %v", s.line, err))
+		}
+		return
+	}
+	s.spans = append(s.spans, sp)
+}
+
+// parseSpan parses what follows SpanPrefix.
+func parseSpan(s string) (analysis.Span, error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return analysis.Span{}, fmt.Errorf("want NAME proof=N start_ns=A end_ns=B, got %q", s)
+	}
+	var sp analysis.Span
+	sp.Benchmark, sp.Phase = analysis.SplitName([]byte(f[0]))
+	if sp.Phase == "" {
+		return sp, fmt.Errorf("%s has no phase=… part", f[0])
+	}
+	var start, end int64 = -1, -1
+	proof := -1
+	for _, kv := range f[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return sp, fmt.Errorf("%q is not key=value", kv)
+		}
+		var err error
+		switch k {
+		case "proof":
+			proof, err = strconv.Atoi(v)
+		case "start_ns":
+			start, err = strconv.ParseInt(v, 10, 64)
+		case "end_ns":
+			end, err = strconv.ParseInt(v, 10, 64)
+		case "lane":
+			sp.Lane = v
+		case "waits":
+			sp.Waits = v
+		default:
+			// A later version's field: ignore it.
+		}
+		if numeric := k == "proof" || k == "start_ns" || k == "end_ns"; numeric && (err != nil || strings.HasPrefix(v, "-")) {
+			return sp, fmt.Errorf("%s=%s is not a whole number ≥ 0", k, v)
+		}
+	}
+	switch {
+	case proof < 0 || start < 0 || end < 0:
+		return sp, fmt.Errorf("%s: proof, start_ns and end_ns are all needed", f[0])
+	case end < start:
+		return sp, fmt.Errorf("%s: ends (%d ns) before it starts (%d ns)", f[0], end, start)
+	}
+	sp.Proof, sp.Start, sp.End = proof, float64(start)/1e9, float64(end)/1e9
+	return sp, nil
 }
 
 // A benchLine is one result line of a benchmark's output: its benchmark

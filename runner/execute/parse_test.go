@@ -2,12 +2,15 @@ package execute
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/prover"
 )
 
 func TestParseOutputCopiesWhatTheReaderReuses(t *testing.T) {
@@ -92,6 +95,83 @@ func TestReadTailCutsAtALineBoundary(t *testing.T) {
 		got, cut, err := readTail(f, tc.n)
 		if err != nil || got != tc.want || cut != tc.cut {
 			t.Errorf("readTail(%d) = %q, %v, %v; want %q, %v", tc.n, got, cut, err, tc.want, tc.cut)
+		}
+	}
+}
+
+func TestParseOutputKeepsSpanLines(t *testing.T) {
+	t.Parallel()
+	in := `BenchmarkProve/backend=gpu/phase=msm_h 1 300000000 ns/op
+BenchmarkProve/backend=gpu/phase=msm_b2 1 400000000 ns/op
+# perfbot-span Prove/backend=gpu/phase=msm_h proof=0 start_ns=200000000 end_ns=500000000
+# perfbot-span Prove/backend=gpu/phase=msm_b2 proof=0 start_ns=101000000 end_ns=501000000 lane=host future=1
+# perfbot-span Prove/backend=gpu/phase=msm_b2_wait proof=0 start_ns=500000000 end_ns=501000000 waits=msm_b2
+# perfbot-span Prove/backend=gpu/phase=msm_l proof=0 start_ns=9 end_ns=3
+# perfbot-span Prove/backend=gpu/phase=msm_l proof=x start_ns=1 end_ns=3
+# perfbot-span Prove/backend=gpu proof=0 start_ns=1 end_ns=3
+# perfbot-span Prove/backend=gpu/phase=msm_l proof=0 start_ns=-1 end_ns=3
+# perfbot-span Prove/backend=gpu/phase=msm_l proof=1 end_ns=3
+# perfbot-span Prove/backend=gpu/phase=total proof=1 start_ns=0 end_ns=7`
+	out, err := parseOutput(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := "Prove/backend=gpu"
+	want := []analysis.Span{
+		{Benchmark: b, Phase: "msm_h", Start: 0.2, End: 0.5},
+		{Benchmark: b, Phase: "msm_b2", Start: 0.101, End: 0.501, Lane: "host"},
+		{Benchmark: b, Phase: "msm_b2_wait", Start: 0.5, End: 0.501, Waits: "msm_b2"},
+		{Benchmark: b, Phase: "total", Proof: 1, Start: 0, End: 7e-9}, // the last line, without a newline
+	}
+	if fmt.Sprint(out.spans) != fmt.Sprint(want) {
+		t.Errorf("spans\n%v\nwant\n%v", out.spans, want)
+	}
+	wantWarnings := []string{
+		"stdout:6: span line dropped: Prove/backend=gpu/phase=msm_l: ends (3 ns) before it starts (9 ns)",
+		"stdout:7: span line dropped: proof=x is not a whole number ≥ 0",
+		"stdout:8: span line dropped: Prove/backend=gpu has no phase=… part",
+		"stdout:9: span line dropped: start_ns=-1 is not a whole number ≥ 0",
+		"stdout:10: span line dropped: Prove/backend=gpu/phase=msm_l: proof, start_ns and end_ns are all needed",
+	}
+	if strings.Join(out.warnings, "\n") != strings.Join(wantWarnings, "\n") {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(out.warnings, "\n"), strings.Join(wantWarnings, "\n"))
+	}
+	if len(out.samples) != 2 || len(out.syntaxErrors) != 0 {
+		t.Errorf("samples %v, syntax errors %v: the span lines are not benchmark lines", out.samples, out.syntaxErrors)
+	}
+}
+
+// The prover prints what the runner reads: one span per phase line, on
+// the prover's own clock.
+func TestParseOutputReadsTheProversSpanLines(t *testing.T) {
+	t.Parallel()
+	if SpanPrefix != prover.SpanPrefix {
+		t.Fatalf("SpanPrefix %q, the prover prints %q", SpanPrefix, prover.SpanPrefix)
+	}
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	ms := []prover.Measurement{
+		{Phase: "msm_h", Start: t0.Add(10 * time.Millisecond), Elapsed: 300 * time.Millisecond},
+		{Phase: "msm_b2", Start: t0.Add(5 * time.Millisecond), Elapsed: 400 * time.Millisecond, Lane: prover.LaneHost},
+		{Phase: "msm_b2_wait", Start: t0.Add(310 * time.Millisecond), Elapsed: 95 * time.Millisecond, Waits: "msm_b2"},
+		{Phase: "total", Start: t0, Elapsed: 405 * time.Millisecond},
+	}
+	var sb strings.Builder
+	if err := prover.WriteProof(&sb, "sha256", 1024, "gpu", 2, ms); err != nil {
+		t.Fatal(err)
+	}
+	out, err := parseOutput(strings.NewReader(sb.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.spans) != len(ms) || len(out.warnings) != 0 {
+		t.Fatalf("spans %v, warnings %v from\n%s", out.spans, out.warnings, sb.String())
+	}
+	for i, sp := range out.spans {
+		m := ms[i]
+		bench, phase := analysis.SplitName([]byte(prover.BenchName("sha256", 1024, "gpu", m.Phase)))
+		if sp.Benchmark != bench || sp.Phase != phase || sp.Proof != 2 || sp.Lane != m.Lane || sp.Waits != m.Waits ||
+			math.Abs(sp.Start-m.Start.Sub(t0).Seconds()) > 1e-12 || math.Abs(sp.End-m.End().Sub(t0).Seconds()) > 1e-12 {
+			t.Errorf("span %d %+v, from measurement %+v", i, sp, m)
 		}
 	}
 }
