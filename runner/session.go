@@ -279,6 +279,7 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		Detail:     run.Detail,
 		Samples:    run.Samples,
 		Profiles:   run.Profiles,
+		Spans:      run.Spans,
 	}
 	id, err := ss.r.Store.SaveRun(ctx, rec)
 	if err != nil {

@@ -72,6 +72,9 @@ type RunRecord struct {
 	// RunQuery.Profiles is set. Each needs a benchmark, a kind and data,
 	// at most MaxProfileBytes of it.
 	Profiles []analysis.Profile
+	// Spans are the run's span lines (when each phase of each proof
+	// ran), stored with it as one JSON value.
+	Spans []analysis.Span
 }
 
 // MaxProfileBytes is the largest profile SaveRun stores: 64 MiB, what
@@ -80,7 +83,7 @@ const MaxProfileBytes = 64 << 20
 
 // Run returns the run as analysis sees it, with the profiles it carries.
 func (r *RunRecord) Run() analysis.Run {
-	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Tool: r.Tool, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles}
+	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Tool: r.Tool, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles, Spans: r.Spans}
 }
 
 func (r *RunRecord) validate() error {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,14 +37,25 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 	if err := upsertCommit(ctx, tx, repoID, r.Commit); err != nil {
 		return 0, fmt.Errorf("save run: commit %s: %w", r.Commit.SHA, err)
 	}
+	columns, values := "", ""
+	args := []any{repoID, r.Commit.SHA, string(r.Kind), r.ConfigHash, dbText(r.Config), r.Machine, dbText(r.Env),
+		dbTime{r.StartedAt}, dbTime{r.EndedAt}, string(r.Status), r.Detail, r.Tool}
+	if len(r.Spans) > 0 {
+		// Named only when there are some: a run without spans goes in
+		// as it did before the column existed (NULL).
+		b, err := json.Marshal(r.Spans)
+		if err != nil {
+			return 0, fmt.Errorf("save run: spans: %w", err)
+		}
+		columns, values = ", spans", ", ?"
+		args = append(args, dbText(b))
+	}
 	var id int64
 	err = tx.QueryRowxContext(ctx, tx.Rebind(`
 		INSERT INTO runs (repo_id, commit_sha, kind, config_hash, config, machine, env,
-		                  started_at, ended_at, status, detail, tool)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`),
-		repoID, r.Commit.SHA, string(r.Kind), r.ConfigHash, dbText(r.Config), r.Machine, dbText(r.Env),
-		dbTime{r.StartedAt}, dbTime{r.EndedAt}, string(r.Status), r.Detail, r.Tool,
+		                  started_at, ended_at, status, detail, tool`+columns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`+values+`)
+		RETURNING id`), args...,
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save run: %w", err)
@@ -216,12 +228,13 @@ type runRow struct {
 	Status     string `db:"status"`
 	Detail     string `db:"detail"`
 	Tool       string `db:"tool"`
+	Spans      dbText `db:"spans"`
 }
 
 const runQuery = `
 	SELECT r.id, p.name AS repo, r.commit_sha, c.parents, c.author_time, c.subject,
 	       r.kind, r.config_hash, r.config, r.machine, r.env,
-	       r.started_at, r.ended_at, r.status, r.detail, r.tool
+	       r.started_at, r.ended_at, r.status, r.detail, r.tool, r.spans
 	FROM runs r
 	JOIN repos p ON p.id = r.repo_id
 	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha`
@@ -265,6 +278,11 @@ func (db *DB) Runs(ctx context.Context, q RunQuery) ([]RunRecord, error) {
 	ids := make([]int64, len(rows))
 	for i, row := range rows {
 		runs[i] = row.record()
+		if row.Spans != "" {
+			if err := json.Unmarshal([]byte(row.Spans), &runs[i].Spans); err != nil {
+				return nil, fmt.Errorf("runs: run %d: spans: %w", row.ID, err)
+			}
+		}
 		byID[row.ID] = &runs[i]
 		ids[i] = row.ID
 	}

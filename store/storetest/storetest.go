@@ -62,6 +62,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"BisectRunsStayOutOfHistoryAndTrend", testBisectRunsStayOutOfHistoryAndTrend},
 		{"BisectKindMigrationAppliesOnVersion4", testBisectKindMigrationOnVersion4},
 		{"ChangeIsClaimedOnceAcrossWriters", testChangeIsClaimedOnceAcrossWriters},
+		{"SpansRoundTripWithTheRun", testSpansRoundTrip},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
