@@ -35,7 +35,10 @@ BLS12-381 and prints one benchmark line per phase per proof:
 
   BenchmarkProve/circuit=sha256/constraints=65536/backend=cpu/phase=synthesis 1 81234567 ns/op ...
 
-Phases: synthesis, ntt, msm_a, msm_b1, msm_b2, msm_l, msm_h, assemble, total.
+Phases: synthesis, ntt, msm_a, msm_b1, msm_b2, msm_l, msm_h, assemble, total
+(and msm_b2_wait, the wait for msm_b2 beside the G1 MSMs, on the GPU backend),
+then one span line per phase ("# perfbot-span NAME proof=N start_ns=… end_ns=…":
+when it ran; see the README).
 The output reads with golang.org/x/perf/benchfmt and benchstat
 (benchstat -row /phase old.txt new.txt). Notes go to stderr.
 

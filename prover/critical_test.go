@@ -1,0 +1,211 @@
+package prover
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/prover/circuit"
+	"github.com/perfbot/perfbot/prover/gpu"
+	"github.com/perfbot/perfbot/prover/groth16"
+	"github.com/perfbot/perfbot/prover/r1cs"
+)
+
+// offloader is the part of an offloading engine that Prove asks for.
+type offloader interface {
+	groth16.Engine
+	OffloadsG1() bool
+}
+
+// planted wraps an offloading engine and makes two of its MSMs slower by
+// spinning after them: the H query's G1 MSM (hLen points) for hFactor
+// times its own time, on the critical path, and the G2 MSM beside the G1
+// ones for g2Extra, off it while it stays the shorter branch. (The G2
+// MSM's multi-exponentiation is a small part of msm_b2 — most of a
+// SHA-256 witness is bits, summed directly — so its spin is a fixed time.)
+type planted struct {
+	offloader
+	hLen    int
+	hFactor float64
+	g2Extra time.Duration
+}
+
+// spinWall busies the calling goroutine for d of wall-clock time.
+func spinWall(d time.Duration) {
+	for t := time.Now(); time.Since(t) < d; {
+	}
+}
+
+func (p *planted) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (bls12381.G1Jac, error) {
+	t := time.Now()
+	r, err := p.offloader.MultiExpG1(points, scalars)
+	if len(points) == p.hLen && p.hFactor > 0 {
+		spinWall(time.Duration(float64(time.Since(t)) * p.hFactor))
+	}
+	return r, err
+}
+
+func (p *planted) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
+	r, err := p.offloader.MultiExpG2(points, scalars)
+	spinWall(p.g2Extra)
+	return r, err
+}
+
+// KeepG1 and TakeSteps reach the wrapped engine where it has them (the
+// GPU's).
+func (p *planted) KeepG1(points []bls12381.G1Affine) {
+	if k, ok := p.offloader.(groth16.Keeper); ok {
+		k.KeepG1(points)
+	}
+}
+
+func (p *planted) TakeSteps() []gpu.Step {
+	if s, ok := p.offloader.(interface{ TakeSteps() []gpu.Step }); ok {
+		return s.TakeSteps()
+	}
+	return nil
+}
+
+// runOf turns one proof's measurements into the run perfbot compare
+// would record from its benchmark and span lines.
+func runOf(rev string, ms []Measurement) analysis.Run {
+	run := analysis.Run{Revision: rev, Status: analysis.StatusOK}
+	origin := ms[len(ms)-1].Start
+	for _, m := range ms {
+		bench, phase := analysis.SplitName([]byte(BenchName("sha256", 1<<12, "gpu", m.Phase)))
+		run.Samples = append(run.Samples, analysis.Sample{Key: analysis.Key{Benchmark: bench, Phase: phase, Unit: "sec/op"}, Value: m.Elapsed.Seconds()})
+		run.Spans = append(run.Spans, analysis.Span{Benchmark: bench, Phase: phase, Start: m.Start.Sub(origin).Seconds(),
+			End: m.End().Sub(origin).Seconds(), Lane: m.Lane, Waits: m.Waits})
+	}
+	return run
+}
+
+// checkPlantedAttribution proves with eng as base and with eng planted
+// as head, alternating, and checks where the report puts the change:
+// msm_h +50% is on the critical path and takes total's change; the G2
+// MSM made 3× slower stays shorter than the G1 branch, so it is reported
+// slower, off the critical path, and charged nothing.
+func checkPlantedAttribution(t *testing.T, eng offloader) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	circ := circuit.NewSHA256Chain(circuit.BlocksFor(1<<12), rng)
+	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
+	if err := circ.Synthesize(shape); err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.RandomKeys(shape, cryptoReader{rng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &keyPair{pk, vk}
+	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5}
+	m := newMeter()
+	prove := func(e groth16.Engine) []Measurement {
+		res, err := proveOnce(context.Background(), m, Config{Phases: "all"}, circ, keys, circ.Sizes(), rng, e)
+		if err != nil {
+			t.Fatalf("proveOnce: %v", err)
+		}
+		return res.Measurements
+	}
+	// A warm-up (the GPU keeps the key's points from here on), which
+	// also sets the G2 MSM's spin to twice its time.
+	for _, ms := range prove(eng) {
+		if ms.Phase == PhaseMSMB2 {
+			head.g2Extra = 2 * ms.Elapsed
+		}
+	}
+	if head.g2Extra == 0 {
+		t.Fatal("the warm-up proof has no msm_b2 line")
+	}
+	var base, headRuns []analysis.Run
+	for range 10 {
+		base = append(base, runOf("base", prove(eng)))
+		headRuns = append(headRuns, runOf("head", prove(head)))
+	}
+	r := analysis.Compare(analysis.Input{Base: base, Head: headRuns}, analysis.Options{})
+	verdict := func(phase string) analysis.Row {
+		for _, row := range r.Phases {
+			if row.Phase == phase && row.Unit == "sec/op" {
+				return row
+			}
+		}
+		t.Fatalf("no %s row", phase)
+		return analysis.Row{}
+	}
+	if v := verdict("msm_h").Verdict; v != analysis.VerdictRegression {
+		t.Errorf("msm_h %s, want the planted regression", v)
+	}
+	if row := verdict("msm_b2"); row.Verdict != analysis.VerdictRegression || row.DeltaPct < 100 {
+		t.Errorf("msm_b2 %s %+.0f%%, want the planted regression (about +200%%)", row.Verdict, row.DeltaPct)
+	}
+	if v := verdict("msm_b2_wait").Verdict; v != analysis.VerdictWait {
+		t.Errorf("msm_b2_wait %s, want wait", v)
+	}
+	if len(r.Attribution) != 1 || len(r.Attribution[0].Overlaps) != 1 {
+		t.Fatalf("attribution %+v: want one, with the G2 MSM's overlap", r.Attribution)
+	}
+	a := r.Attribution[0]
+	o := a.Overlaps[0]
+	if o.Critical(false) != "branch" || o.Critical(true) != "branch" {
+		t.Fatalf("overlap %+v: the G1 branch should be the longer on both sides for this test to mean anything", o)
+	}
+	for _, p := range a.Phases {
+		switch p.Phase {
+		case "msm_h":
+			if p.SharePct < 80 || p.SharePct > 120 || p.OffCriticalPath {
+				t.Errorf("msm_h charged %.1f%% of total's %+.4f s (off path %v), want ~100%%", p.SharePct, a.Delta, p.OffCriticalPath)
+			}
+		case "msm_b2":
+			if p.Attributed != 0 || !p.OffCriticalPath {
+				t.Errorf("msm_b2 charged %.4f s (%.1f%%, off path %v), want 0 and off the critical path", p.Attributed, p.SharePct, p.OffCriticalPath)
+			}
+		}
+	}
+	for _, row := range r.Phases {
+		if row.Unit == "sec/op" {
+			t.Logf("%-12s %8.1f → %8.1f ms  %s", row.Phase, row.Base.Median*1e3, row.Head.Median*1e3, row.Verdict)
+		}
+	}
+	t.Logf("total %+.1f%%; msm_h %.1f%% of it; G1 branch %.1f → %.1f ms, G2 %.1f → %.1f ms",
+		a.DeltaPct, shareOf(a, "msm_h"), o.BaseBranch*1e3, o.HeadBranch*1e3, o.BaseSide*1e3, o.HeadSide*1e3)
+}
+
+func shareOf(a analysis.Attribution, phase string) float64 {
+	for _, p := range a.Phases {
+		if p.Phase == phase {
+			return p.SharePct
+		}
+	}
+	return 0
+}
+
+func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("21 proofs at 2^12")
+	}
+	checkPlantedAttribution(t, overlapping{})
+}
+
+func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathGPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("21 proofs at 2^12")
+	}
+	lib, err := gpu.Open("")
+	var eng *gpu.Engine
+	if err == nil {
+		eng, err = lib.NewEngine(0)
+	}
+	switch {
+	case errors.Is(err, gpu.ErrNoLibrary), errors.Is(err, gpu.ErrNoDevice):
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda, PERFBOT_CUDA_LIB=build/libperfbot_cuda.so)", err)
+	case err != nil:
+		t.Fatalf("the CUDA library is there but does not work: %v", err)
+	}
+	defer eng.Close()
+	checkPlantedAttribution(t, eng)
+}
