@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -52,9 +53,15 @@ func (o *offloadingCPU) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Elem
 func TestOffloadingEngineGetsWholeG1MSMsAndG2RunsBesideThem(t *testing.T) {
 	f := smallFixture(t)
 	eng := &offloadingCPU{}
-	var phases []string
+	var phases, beside []string
 	proof, st, err := Prove(context.Background(), f.pk, f.cs, randScalar(t), randScalar(t), ProveOptions{
 		Engine: eng,
+		Beside: func(name string, start, end time.Time) {
+			if !end.After(start) {
+				t.Errorf("%s beside from %v to %v", name, start, end)
+			}
+			beside = append(beside, name+" during "+phases[len(phases)-1])
+		},
 		Phase: func(name string, run func() error) error {
 			phases = append(phases, name)
 			return run()
@@ -66,9 +73,12 @@ func TestOffloadingEngineGetsWholeG1MSMsAndG2RunsBesideThem(t *testing.T) {
 	if err := Verify(f.vk, proof, publicInputs(f.cs)); err != nil {
 		t.Fatalf("Verify(offloaded proof) = %v, want nil", err)
 	}
-	wantPhases := []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSML, PhaseMSMH, PhaseMSMB2, PhaseAssemble}
+	wantPhases := []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSML, PhaseMSMH, PhaseMSMB2Wait, PhaseAssemble}
 	if !slices.Equal(phases, wantPhases) {
-		t.Errorf("phases %v, want %v (msm_b2 waits after the G1 MSMs)", phases, wantPhases)
+		t.Errorf("phases %v, want %v (the wait for msm_b2 comes after the G1 MSMs)", phases, wantPhases)
+	}
+	if want := []string{PhaseMSMB2 + " during " + PhaseMSMB2Wait}; !slices.Equal(beside, want) {
+		t.Errorf("beside %v, want %v: msm_b2's own span, reported once while the proof waits for it", beside, want)
 	}
 	// Every term of A, B1, L and H went to the engine: no 0/1 split.
 	wantG1 := []int{len(f.pk.A), len(f.pk.B1), len(f.pk.L), f.pk.DomainSize - 1}

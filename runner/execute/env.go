@@ -10,7 +10,7 @@ import (
 
 // inheritedEnv names the only variables a benchmark inherits from
 // perfbot's own environment; everything else must be given in Spec.Env.
-var inheritedEnv = [...]string{"PATH", "HOME", "TMPDIR", "LANG"}
+var inheritedEnv = [...]string{"PATH", "HOME", "TMPDIR", "LANG", EnvVisibleDevices, EnvDeviceOrder}
 
 // childEnv returns the benchmark's environment: the inherited variables
 // that perfbot has, then given, whose entries win over them (os/exec keeps

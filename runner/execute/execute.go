@@ -64,8 +64,9 @@ type Spec struct {
 	Dir string
 	// Env is the benchmark's environment as KEY=VALUE entries. The
 	// benchmark gets these and, unless Env sets them, only PATH, HOME,
-	// TMPDIR and LANG from perfbot's environment: never the rest of it
-	// (tokens, database URLs).
+	// TMPDIR, LANG and CUDA's device selection (CUDA_VISIBLE_DEVICES,
+	// CUDA_DEVICE_ORDER) from perfbot's environment: never the rest of
+	// it (tokens, database URLs).
 	Env []string
 	// Timeout limits the run's wall time; 0 means no limit but ctx's. At
 	// the limit the whole process group is killed.
@@ -243,7 +244,7 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 		},
 	}
 	done := make(chan process, 1)
-	gpus := sampler{lib: lib, interval: spec.telemetryInterval()}
+	gpus := sampler{lib: lib, interval: spec.telemetryInterval(), vis: visibilityFromEnv()}
 	go func() { done <- runLocked(ctx, cmd, spec.Timeout, spec.CPUs, cpus, gpus) }()
 	p := <-done
 	if p.err != nil {

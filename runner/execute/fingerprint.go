@@ -41,8 +41,11 @@ type Env struct {
 	// GPU fields come from NVML when it answers.
 	GPUDriverVersion  string `json:"gpu_driver_version,omitempty"`
 	CUDADriverVersion string `json:"cuda_driver_version,omitempty"` // "12.4"
-	GPUCount          int    `json:"gpu_count"`
-	GPUs              []GPU  `json:"gpus,omitempty"`
+	// GPUCount and GPUs are the devices the benchmarks see: every one
+	// NVML reports, or those CUDAVisibleDevices names (a worker per GPU).
+	GPUCount           int    `json:"gpu_count"`
+	GPUs               []GPU  `json:"gpus,omitempty"`
+	CUDAVisibleDevices string `json:"cuda_visible_devices,omitempty"`
 
 	// Unavailable maps each field or group of fields ("gpu", "cpu_model",
 	// …) that could not be read to the reason.
@@ -51,7 +54,7 @@ type Env struct {
 
 // A GPU is one device NVML reports.
 type GPU struct {
-	Index    int    `json:"index"`
+	Index    int    `json:"index"` // NVML's (PCI bus order)
 	Name     string `json:"name"`
 	UUID     string `json:"uuid"`
 	MemTotal uint64 `json:"mem_total_bytes"`
@@ -79,11 +82,11 @@ func (e Env) ID() string {
 // anything else kills the process); if ctx ends before NVML answers, the
 // GPU fields are left empty.
 func Fingerprint(ctx context.Context) Env {
-	return fingerprint(ctx, nvml.New())
+	return fingerprint(ctx, nvml.New(), visibilityFromEnv())
 }
 
 // fingerprint is Fingerprint with the NVML library given.
-func fingerprint(ctx context.Context, lib nvml.Interface) Env {
+func fingerprint(ctx context.Context, lib nvml.Interface, vis visibility) Env {
 	e := Env{
 		NumCPU:      runtime.NumCPU(),
 		GoVersion:   runtime.Version(),
@@ -91,10 +94,13 @@ func fingerprint(ctx context.Context, lib nvml.Interface) Env {
 		Arch:        runtime.GOARCH,
 		Unavailable: map[string]string{},
 	}
+	if vis.set {
+		e.CUDAVisibleDevices = vis.value
+	}
 	// NVML can be slow (seconds when a GPU is in a bad state): ask it
 	// while reading the rest.
 	gpuc := make(chan gpuInfo, 1)
-	go func() { gpuc <- readGPUs(lib) }()
+	go func() { gpuc <- readGPUs(lib, vis) }()
 
 	var err error
 	if e.Hostname, err = os.Hostname(); err != nil {
@@ -146,9 +152,10 @@ type gpuInfo struct {
 	unavailable  map[string]string
 }
 
-// readGPUs asks lib about the driver and every device. It calls nothing
-// but Init unless Init succeeds, and then always Shutdown.
-func readGPUs(lib nvml.Interface) gpuInfo {
+// readGPUs asks lib about the driver and every device, and keeps the
+// devices vis makes visible. It calls nothing but Init unless Init
+// succeeds, and then always Shutdown.
+func readGPUs(lib nvml.Interface, vis visibility) gpuInfo {
 	g := gpuInfo{unavailable: map[string]string{}}
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		g.unavailable["gpu"] = "nvml init: " + system.NVMLReason(ret)
@@ -171,14 +178,14 @@ func readGPUs(lib nvml.Interface) gpuInfo {
 		g.unavailable["gpu"] = "nvml device count: " + system.NVMLReason(ret)
 		return g
 	}
-	g.count = n
+	all := make([]GPU, 0, n)
 	for i := range n {
 		key := fmt.Sprintf("gpu[%d]", i)
 		gpu := GPU{Index: i}
 		d, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
 			g.unavailable[key] = "nvml device handle: " + system.NVMLReason(ret)
-			g.gpus = append(g.gpus, gpu)
+			all = append(all, gpu)
 			continue
 		}
 		var why []string
@@ -196,8 +203,27 @@ func readGPUs(lib nvml.Interface) gpuInfo {
 		if len(why) > 0 {
 			g.unavailable[key] = "nvml " + strings.Join(why, "; ")
 		}
-		g.gpus = append(g.gpus, gpu)
+		all = append(all, gpu)
 	}
+	uuids := make([]string, n)
+	for i, gpu := range all {
+		uuids[i] = gpu.UUID
+	}
+	idx, note := vis.pick(uuids)
+	visible := map[int]bool{}
+	for _, i := range idx {
+		g.gpus = append(g.gpus, all[i])
+		visible[i] = true
+	}
+	for i := range all {
+		if !visible[i] {
+			delete(g.unavailable, fmt.Sprintf("gpu[%d]", i)) // not ours
+		}
+	}
+	if note != "" {
+		g.unavailable["cuda_visible_devices"] = note
+	}
+	g.count = len(g.gpus)
 	return g
 }
 

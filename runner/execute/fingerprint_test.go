@@ -17,7 +17,7 @@ import (
 func TestFingerprintFillsGPUFieldsFromNVML(t *testing.T) {
 	t.Parallel()
 	server := dgxh200.New()
-	e := fingerprint(context.Background(), server)
+	e := fingerprint(context.Background(), server, visibility{})
 	if e.GPUCount != 8 || len(e.GPUs) != 8 {
 		t.Fatalf("GPUCount %d, %d GPUs; want 8 (unavailable: %v)", e.GPUCount, len(e.GPUs), e.Unavailable)
 	}
@@ -49,7 +49,7 @@ func TestFingerprintCallsNothingButInitWhenInitFails(t *testing.T) {
 	// Every other method of this mock is nil and panics when called, as
 	// the real library kills the process.
 	lib := &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
-	e := fingerprint(context.Background(), lib)
+	e := fingerprint(context.Background(), lib, visibility{})
 	if e.GPUCount != 0 || e.GPUs != nil || e.GPUDriverVersion != "" || e.CUDADriverVersion != "" {
 		t.Errorf("GPU fields set without NVML: %+v", e)
 	}
@@ -71,7 +71,7 @@ func TestFingerprintRecordsAFailingDevice(t *testing.T) {
 		}
 		return server.Devices[i], nvml.SUCCESS
 	}
-	e := fingerprint(context.Background(), server)
+	e := fingerprint(context.Background(), server, visibility{})
 	if len(e.GPUs) != 8 || e.GPUs[1].Name != "" || e.GPUs[2].Name == "" {
 		t.Errorf("GPUs %+v", e.GPUs)
 	}
@@ -90,7 +90,7 @@ func TestFingerprintGivesUpOnNVMLWhenCtxEnds(t *testing.T) {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	e := fingerprint(ctx, lib)
+	e := fingerprint(ctx, lib, visibility{})
 	if e.Unavailable["gpu"] != "nvml: context canceled" {
 		t.Errorf("gpu unavailable %q", e.Unavailable["gpu"])
 	}
@@ -138,7 +138,7 @@ func TestFingerprintWorksHere(t *testing.T) {
 
 func TestEnvIDIdentifiesTheMachineNotItsSoftware(t *testing.T) {
 	t.Parallel()
-	e := fingerprint(context.Background(), dgxh200.New())
+	e := fingerprint(context.Background(), dgxh200.New(), visibility{})
 	e.MemTotal = 64 << 30
 	id := e.ID()
 	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(id) {

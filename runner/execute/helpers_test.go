@@ -213,8 +213,9 @@ BenchmarkProve/circuit=sha256/backend=cpu/phase=total-2 1 2345678901 ns/op 10485
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		fmt.Printf("envnames: %s\ngiven: %s\nsecret: %s\n%s\n",
-			strings.Join(names, ","), os.Getenv(givenEnv), os.Getenv(secretEnv), okLine)
+		fmt.Printf("envnames: %s\ngiven: %s\nsecret: %s\nvisible: %s\norder: %s\n%s\n",
+			strings.Join(names, ","), os.Getenv(givenEnv), os.Getenv(secretEnv),
+			os.Getenv(EnvVisibleDevices), os.Getenv(EnvDeviceOrder), okLine)
 		return 0
 	},
 }

@@ -2,6 +2,7 @@ package execute
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -86,6 +87,7 @@ const telemetryKey = "gpu-telemetry"
 type sampler struct {
 	lib      nvml.Interface
 	interval time.Duration
+	vis      visibility // only the devices the benchmark sees
 }
 
 // A sampling is a sampler at work; stop ends it.
@@ -195,6 +197,22 @@ func (s sampler) run(ready chan<- struct{}, stop <-chan struct{}, done chan<- gp
 	s.lib.Shutdown()
 }
 
+// uuids returns the UUID of each of the n devices when vis names one
+// by it ("" where NVML cannot say); otherwise pick needs only their
+// number, and no other worker's device is touched.
+func (s sampler) uuids(n int) []string {
+	u := make([]string, n)
+	if !s.vis.byUUID() {
+		return u
+	}
+	for i := range n {
+		if d, ret := s.lib.DeviceGetHandleByIndex(i); ret == nvml.SUCCESS {
+			u[i], _ = d.GetUUID()
+		}
+	}
+	return u
+}
+
 // sample finds the devices, reads their energy counters, closes ready
 // and then reads every device at each tick until stop is closed. At stop
 // it reads the energy counters again, and every device once more if it
@@ -212,10 +230,19 @@ func (s sampler) sample(ready chan<- struct{}, stop <-chan struct{}) gpuTelemetr
 		close(ready)
 		return tel
 	}
+	idx, note := s.vis.pick(s.uuids(n))
+	if note != "" {
+		tel.unavailable[telemetryKey+"-visible"] = note
+	}
+	if len(idx) == 0 {
+		tel.unavailable[telemetryKey] = "no GPU is visible to the benchmark (" + EnvVisibleDevices + "=" + strconv.Quote(s.vis.value) + ")"
+		close(ready)
+		return tel
+	}
 	reasons, noReasons := clockReasonsFunc(s.lib)
-	for i := range n {
+	for _, i := range idx {
 		d := &gpuDevice{label: "GPU"}
-		if n > 1 {
+		if len(idx) > 1 {
 			d.label = fmt.Sprintf("GPU %d", i)
 			d.suffix = fmt.Sprintf("/gpu=%d", i)
 		}
