@@ -301,6 +301,19 @@ static void build_pow_table(PowTable &t, DevBuf &lo, DevBuf &hi, const HFr &b, c
   CK(cudaStreamSynchronize(stream)); // the host vectors die here
 }
 
+#ifdef PERFBOT_TEST_HOOKS
+// test_spin keeps one thread busy for ns nanoseconds of the device's
+// global timer: a planted slowdown inside a device step, for measuring
+// what perfbot detects (PERFBOT_TEST_SPIN_MSM; test builds only).
+__global__ void test_spin(uint64_t ns) {
+  uint64_t t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+#endif
+
 } // namespace pb
 
 using namespace pb;
@@ -363,6 +376,13 @@ struct perfbot_cuda_ctx {
   // PERFBOT_NTT_TWIST = table or pow (Twist).
   int ntt_round = 2;
   bool ntt_twist_table = true;
+
+  // A test build's planted slowdown (make cuda NVFLAGS+=-DPERFBOT_TEST_HOOKS):
+  // PERFBOT_TEST_SPIN_MSM=POINTS:NS adds NS nanoseconds of device time to
+  // the accumulate step of every MSM of exactly POINTS points (the H
+  // query's 2^k - 1 picks msm_h alone). Other builds have no such code and
+  // ignore the variable.
+  uint64_t spin_points = 0, spin_ns = 0;
 
   // ntt_passes: the stages of each pass, split evenly into passes of at
   // most 10 stages (2^10 elements, 32 KiB of shared memory a block).
@@ -475,6 +495,12 @@ struct perfbot_cuda_ctx {
     msm_runs<true><<<(chunks + 127) / 128, 128, 0, stream>>>(k2, v2, nullptr, m, chunk, pts->d + offset, bmask, bk,
                                                              ka, ia, final);
     CK_LAUNCH("msm_runs<points>");
+#ifdef PERFBOT_TEST_HOOKS
+    if (spin_ns && n == spin_points) {
+      test_spin<<<1, 1, 0, stream>>>(spin_ns);
+      CK_LAUNCH("test_spin");
+    }
+#endif
     tm.mark("accumulate");
     for (uint64_t len = 2 * chunks; !final; len = 2 * chunks) {
       // Long levels have work for every SM in chunks of 16; short ones are
@@ -617,6 +643,18 @@ int32_t perfbot_cuda_open(int32_t device, perfbot_cuda_ctx **out, perfbot_cuda_e
       }
       ctx->ntt_twist_table = strcmp(t, "table") == 0;
     }
+#ifdef PERFBOT_TEST_HOOKS
+    if (const char *sp = getenv("PERFBOT_TEST_SPIN_MSM"); sp && *sp) {
+      unsigned long long pts = 0, ns = 0;
+      char tail = 0;
+      if (sscanf(sp, "%llu:%llu%c", &pts, &ns, &tail) != 2) {
+        delete ctx;
+        fail(PERFBOT_CUDA_ERR_ARGUMENT, "PERFBOT_TEST_SPIN_MSM=%s: want POINTS:NS, e.g. 2097151:500000", sp);
+      }
+      ctx->spin_points = pts;
+      ctx->spin_ns = ns;
+    }
+#endif
     cudaError_t se = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
     if (se != cudaSuccess) {
       delete ctx;

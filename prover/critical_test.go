@@ -112,16 +112,33 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 		}
 		return res.Measurements
 	}
-	// A warm-up (the GPU keeps the key's points from here on), which
-	// also sets the G2 MSM's spin to twice its time.
-	for _, ms := range prove(eng) {
-		if ms.Phase == PhaseMSMB2 {
-			head.g2Extra = 2 * ms.Elapsed
+	// Warm-ups (the GPU keeps the key's points from the first on); the
+	// last sets the G2 MSM's spin: twice its time, or half the slack
+	// between it and the G1 MSMs beside it where that is less, so that
+	// the planted G2 stays off the critical path. (On the H200 at 2^12
+	// the G1 MSMs take 5.8 ms and the G2 MSM 3.4: twice 3.4 made the G2
+	// the longer branch.)
+	var branch, side time.Duration
+	for range 3 {
+		var g1Start, g1End time.Time
+		for _, ms := range prove(eng) {
+			switch ms.Phase {
+			case PhaseMSMA:
+				g1Start = ms.Start
+			case PhaseMSMH:
+				g1End = ms.End()
+			case PhaseMSMB2:
+				side = ms.Elapsed
+			}
 		}
+		branch = g1End.Sub(g1Start)
 	}
-	if head.g2Extra == 0 {
-		t.Fatal("the warm-up proof has no msm_b2 line")
+	if side == 0 || branch <= side {
+		t.Fatalf("warm-up: G1 MSMs %v, the G2 MSM beside them %v; want the G1 branch the longer", branch, side)
 	}
+	head.g2Extra = min(2*side, (branch-side)/2)
+	plantedPct := 100 * head.g2Extra.Seconds() / side.Seconds()
+	t.Logf("warm-up: G1 branch %v, G2 %v; the G2 MSM's spin %v (+%.0f%%)", branch, side, head.g2Extra, plantedPct)
 	var base, headRuns []analysis.Run
 	for range 10 {
 		base = append(base, runOf("base", prove(eng)))
@@ -140,8 +157,8 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	if v := verdict("msm_h").Verdict; v != analysis.VerdictRegression {
 		t.Errorf("msm_h %s, want the planted regression", v)
 	}
-	if row := verdict("msm_b2"); row.Verdict != analysis.VerdictRegression || row.DeltaPct < 100 {
-		t.Errorf("msm_b2 %s %+.0f%%, want the planted regression (about +200%%)", row.Verdict, row.DeltaPct)
+	if row := verdict("msm_b2"); row.Verdict != analysis.VerdictRegression || row.DeltaPct < plantedPct/2 {
+		t.Errorf("msm_b2 %s %+.0f%%, want the planted regression (about %+.0f%%)", row.Verdict, row.DeltaPct, plantedPct)
 	}
 	if v := verdict("msm_b2_wait").Verdict; v != analysis.VerdictWait {
 		t.Errorf("msm_b2_wait %s, want wait", v)
@@ -157,7 +174,9 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	for _, p := range a.Phases {
 		switch p.Phase {
 		case "msm_h":
-			if p.SharePct < 80 || p.SharePct > 120 || p.OffCriticalPath {
+			// Total's change is msm_h's plus the other phases' noise,
+			// which at 2^12 on the GPU is a good part of it.
+			if p.SharePct < 60 || p.SharePct > 140 || p.OffCriticalPath {
 				t.Errorf("msm_h charged %.1f%% of total's %+.4f s (off path %v), want ~100%%", p.SharePct, a.Delta, p.OffCriticalPath)
 			}
 		case "msm_b2":
