@@ -34,6 +34,7 @@ type planted struct {
 	hLen    int
 	hFactor float64
 	g2Extra time.Duration
+	g2Idle  bool // g2Extra is a sleep, not a spin: the G2 MSM's span outlasts the G1 MSMs without taking a core from them
 }
 
 // spinWall busies the calling goroutine for d of wall-clock time.
@@ -53,7 +54,11 @@ func (p *planted) MultiExpG1(points []bls12381.G1Affine, scalars []fr.Element) (
 
 func (p *planted) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
 	r, err := p.offloader.MultiExpG2(points, scalars)
-	spinWall(p.g2Extra)
+	if p.g2Idle {
+		time.Sleep(p.g2Extra)
+	} else {
+		spinWall(p.g2Extra)
+	}
 	return r, err
 }
 
@@ -80,6 +85,9 @@ func runOf(rev string, ms []Measurement) analysis.Run {
 	for _, m := range ms {
 		bench, phase := analysis.SplitName([]byte(BenchName("sha256", 1<<12, "gpu", m.Phase)))
 		run.Samples = append(run.Samples, analysis.Sample{Key: analysis.Key{Benchmark: bench, Phase: phase, Unit: "sec/op"}, Value: m.Elapsed.Seconds()})
+		for _, x := range m.Metrics {
+			run.Samples = append(run.Samples, analysis.Sample{Key: analysis.Key{Benchmark: bench, Phase: phase, Unit: x.Unit}, Value: x.Value})
+		}
 		run.Spans = append(run.Spans, analysis.Span{Benchmark: bench, Phase: phase, Start: m.Start.Sub(origin).Seconds(),
 			End: m.End().Sub(origin).Seconds(), Lane: m.Lane, Waits: m.Waits})
 	}
@@ -92,26 +100,8 @@ func runOf(rev string, ms []Measurement) analysis.Run {
 // MSM made 3× slower stays shorter than the G1 branch, so it is reported
 // slower, off the critical path, and charged nothing.
 func checkPlantedAttribution(t *testing.T, eng offloader) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	circ := circuit.NewSHA256Chain(circuit.BlocksFor(1<<12), rng)
-	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
-	if err := circ.Synthesize(shape); err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.RandomKeys(shape, cryptoReader{rng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := &keyPair{pk, vk}
+	prove, pk := plantedFixture(t, newMeter(), 1<<12)
 	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5}
-	m := newMeter()
-	prove := func(e groth16.Engine) []Measurement {
-		res, err := proveOnce(context.Background(), m, Config{Phases: "all"}, circ, keys, circ.Sizes(), rng, e)
-		if err != nil {
-			t.Fatalf("proveOnce: %v", err)
-		}
-		return res.Measurements
-	}
 	// Warm-ups (the GPU keeps the key's points from the first on); the
 	// last sets the G2 MSM's spin: twice its time, or half the slack
 	// between it and the G1 MSMs beside it where that is less, so that
@@ -192,6 +182,128 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	}
 	t.Logf("total %+.1f%%; msm_h %.1f%% of it; G1 branch %.1f → %.1f ms, G2 %.1f → %.1f ms",
 		a.DeltaPct, shareOf(a, "msm_h"), o.BaseBranch*1e3, o.HeadBranch*1e3, o.BaseSide*1e3, o.HeadSide*1e3)
+}
+
+// plantedFixture makes a circuit of about constraints and random keys, and returns a
+// function that proves it once with an engine, measured by m.
+func plantedFixture(t *testing.T, m *meter, constraints int) (func(groth16.Engine) []Measurement, *groth16.ProvingKey) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	circ := circuit.NewSHA256Chain(circuit.BlocksFor(constraints), rng)
+	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
+	if err := circ.Synthesize(shape); err != nil {
+		t.Fatal(err)
+	}
+	pk, vk, err := groth16.RandomKeys(shape, cryptoReader{rng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := &keyPair{pk, vk}
+	return func(e groth16.Engine) []Measurement {
+		res, err := proveOnce(context.Background(), m, Config{Phases: "all"}, circ, keys, circ.Sizes(), rng, e)
+		if err != nil {
+			t.Fatalf("proveOnce: %v", err)
+		}
+		return res.Measurements
+	}, pk
+}
+
+// hostUnits are the units of the host's counters on a phase line.
+var hostUnits = map[string]bool{"B/op": true, "allocs/op": true, "page-faults/op": true, "task-clock-sec/op": true,
+	"context-switches/op": true, "cpu-migrations/op": true, "instructions/op": true, "cycles/op": true}
+
+// TestPhasesInsideMSMB2sSpanCarryNoHostCounters is the H200's shape at
+// 2^20, where the G2 MSM on the host (133 ms) outlasts the device's G1
+// MSMs (58 ms): every G1 phase after msm_a runs inside msm_b2's span, so
+// what the host counts meanwhile is msm_b2's, and a planted msm_h
+// slowdown is reported in msm_h with its time alone, off the critical
+// path, charged nothing.
+func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("23 proofs at 2^11")
+	}
+	m, _ := realCounters(t)
+	prove, pk := plantedFixture(t, m, 1<<11)
+	eng := overlapping{}
+	var branch time.Duration
+	for range 3 {
+		var g1Start, g1End time.Time
+		for _, ms := range prove(eng) {
+			switch ms.Phase {
+			case PhaseMSMA:
+				g1Start = ms.Start
+			case PhaseMSMH:
+				g1End = ms.End()
+			}
+		}
+		branch = g1End.Sub(g1Start)
+	}
+	// Both sides' G2 MSM outlasts the G1 branch, even with msm_h +50%.
+	base := &planted{offloader: eng, g2Extra: 2 * branch, g2Idle: true}
+	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: 2 * branch, g2Idle: true}
+	var baseRuns, headRuns []analysis.Run
+	for i := range 10 {
+		for _, side := range []*planted{base, head} {
+			ms := prove(side)
+			var span Measurement
+			for _, x := range ms {
+				if x.Phase == PhaseMSMB2 {
+					span = x
+				}
+			}
+			for _, x := range ms {
+				inside := x.Lane == "" && !x.Start.Before(span.Start) && !x.End().After(span.End())
+				if !inside {
+					continue
+				}
+				for _, metric := range x.Metrics {
+					if hostUnits[metric.Unit] {
+						t.Fatalf("proof %d: %s ran inside msm_b2's span and has %s %g: the host's counts then are msm_b2's", i, x.Phase, metric.Unit, metric.Value)
+					}
+				}
+			}
+			if side == base {
+				baseRuns = append(baseRuns, runOf("base", ms))
+			} else {
+				headRuns = append(headRuns, runOf("head", ms))
+			}
+		}
+	}
+	r := analysis.Compare(analysis.Input{Base: baseRuns, Head: headRuns}, analysis.Options{})
+	var msmH *analysis.Row
+	for i, row := range r.Phases {
+		if row.Phase == PhaseMSMH && row.Unit == "sec/op" {
+			msmH = &r.Phases[i]
+		}
+		if row.Phase == PhaseMSMH && hostUnits[row.Unit] {
+			t.Errorf("msm_h has a %s row: inside msm_b2's span it has no host counters", row.Unit)
+		}
+	}
+	if msmH == nil {
+		t.Fatal("no msm_h row")
+	}
+	if msmH.Verdict != analysis.VerdictRegression {
+		t.Fatalf("msm_h %s %+.1f%% (base %.2f ms, head %.2f ms), want the planted regression", msmH.Verdict, msmH.DeltaPct,
+			msmH.Base.Median*1e3, msmH.Head.Median*1e3)
+	}
+	for _, e := range r.Explanations {
+		if e.Phase != PhaseMSMH {
+			continue
+		}
+		for _, it := range e.Items {
+			if hostUnits[it.Unit] {
+				t.Errorf("msm_h's explanation lists %s: not msm_h's", it.Unit)
+			}
+		}
+	}
+	if len(r.Attribution) != 1 {
+		t.Fatalf("attribution %+v", r.Attribution)
+	}
+	for _, p := range r.Attribution[0].Phases {
+		if p.Phase == PhaseMSMH && (!p.OffCriticalPath || p.Attributed != 0) {
+			t.Errorf("msm_h %+v: the G2 MSM is the critical path, so msm_h is off it and charged nothing", p)
+		}
+	}
 }
 
 func shareOf(a analysis.Attribution, phase string) float64 {

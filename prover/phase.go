@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -77,12 +79,31 @@ func (m *Measurement) Metric(unit string) (float64, bool) {
 // off, the perf counters of counterSet. Counters cover every goroutine and
 // every thread, which is what a phase is: gnark-crypto's MultiExp and FFT
 // run on many.
+//
+// Work that runs beside the proof's phases (msm_b2 on a backend that
+// offloads the G1 MSMs) is a span of its own: the counters of the
+// process from its start to its end are charged to it, and a phase it
+// overlaps is charged only with what was counted in its window outside
+// that span, or with nothing where the span covers its whole window (its
+// line then has its time and the device's steps, no host counter). No
+// per-goroutine counters exist to split them otherwise: on the GPU the
+// phases beside msm_b2 are the device's work and the host thread that
+// waits for it, and what the host counts meanwhile is msm_b2's.
 type meter struct {
+	mu       sync.Mutex // readings are taken by the proof and by the work beside it
 	samples  []metrics.Sample
 	counters *counterSet // nil when counting is off
 	// marking says whether spans call perfbotSpanBegin and
 	// perfbotSpanEnd (see spans.go): in measured proofs, not warm-ups.
 	marking bool
+	beside  *besideSpan // the current proof's, under mu; nil before it starts
+}
+
+// A besideSpan is work beside the proof's phases and the readings at its
+// two ends; done says whether it has ended.
+type besideSpan struct {
+	begin, end reading
+	done       bool
 }
 
 type reading struct {
@@ -107,6 +128,8 @@ func newMeter() *meter {
 // read system call per event and thread) nor their allocations are charged
 // to the span's time and B/op.
 func (m *meter) begin() reading {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var r reading
 	if m.counters != nil {
 		m.counters.read(&r.counters)
@@ -118,6 +141,8 @@ func (m *meter) begin() reading {
 
 // end reads the counters at the end of a span, in begin's reverse order.
 func (m *meter) end() reading {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	r := reading{at: time.Now()}
 	m.readRuntime(&r)
 	if m.counters != nil {
@@ -154,7 +179,86 @@ func (m *meter) run(ctx context.Context, name string, fn func() error) (Measurem
 	if err != nil {
 		return Measurement{}, fmt.Errorf("phase %s: %w", name, err)
 	}
-	return m.diff(name, &before, &after), nil
+	ms := m.diff(name, &before, &after)
+	m.mu.Lock()
+	b := m.beside
+	var span besideSpan
+	if b != nil {
+		span = *b
+	}
+	m.mu.Unlock()
+	if b != nil {
+		ms.Metrics = m.outside(name, &before, &after, &span)
+	}
+	return ms, nil
+}
+
+// runBeside runs fn as work beside the proof's phases and returns its
+// measurement: its own time and the process's counters over it.
+func (m *meter) runBeside(name string, fn func()) Measurement {
+	b := &besideSpan{begin: m.begin()}
+	m.mu.Lock()
+	m.beside = b
+	m.mu.Unlock()
+	fn()
+	end := m.end()
+	m.mu.Lock()
+	b.end, b.done = end, true
+	m.mu.Unlock()
+	return m.diff(name, &b.begin, &end)
+}
+
+// resetBeside forgets the last proof's span.
+func (m *meter) resetBeside() {
+	m.mu.Lock()
+	m.beside = nil
+	m.mu.Unlock()
+}
+
+// outside returns the counters of the window from before to after that
+// were counted outside the span beside it: up to the span's start, from
+// its end, both, or none (an empty list where the span covers the window).
+func (m *meter) outside(name string, before, after *reading, span *besideSpan) []Metric {
+	var pieces [][]Metric
+	if span.begin.at.After(before.at) {
+		upTo := after
+		if span.begin.at.Before(after.at) {
+			upTo = &span.begin
+		}
+		pieces = append(pieces, m.counts(name, before, upTo))
+	}
+	if span.done && span.end.at.Before(after.at) {
+		from := before
+		if span.end.at.After(before.at) {
+			from = &span.end
+		}
+		pieces = append(pieces, m.counts(name, from, after))
+	}
+	return sumMetrics(pieces)
+}
+
+// sumMetrics adds lists of counters unit by unit, keeping the first
+// list's order; a unit missing from one piece is left out of the sum
+// (it was not counted over the whole of it).
+func sumMetrics(pieces [][]Metric) []Metric {
+	if len(pieces) == 0 {
+		return nil
+	}
+	sum := slices.Clone(pieces[0])
+	for _, p := range pieces[1:] {
+		kept := sum[:0]
+		for _, x := range sum {
+			for _, y := range p {
+				if y.Unit == x.Unit {
+					x.Value += y.Value
+					kept = append(kept, x)
+					break
+				}
+			}
+		}
+		sum = kept
+	}
+	return sum
 }
 
 // markBegin marks the start of a span for callgrind when m is marking.
@@ -175,16 +279,21 @@ func (m *meter) markEnd() {
 // allocs/op, page-faults/op, then the perf counters that counted (see
 // counterSet.metrics).
 func (m *meter) diff(name string, before, after *reading) Measurement {
-	ms := Measurement{Phase: name, Start: before.at, Elapsed: after.at.Sub(before.at)}
-	ms.Metrics = append(ms.Metrics,
-		Metric{float64(after.allocBytes - before.allocBytes), "B/op"},
-		Metric{float64(after.allocObjs - before.allocObjs), "allocs/op"},
-	)
+	return Measurement{Phase: name, Start: before.at, Elapsed: after.at.Sub(before.at), Metrics: m.counts(name, before, after)}
+}
+
+// counts returns the counters from before to after: B/op, allocs/op,
+// page-faults/op, then the perf counters that counted.
+func (m *meter) counts(name string, before, after *reading) []Metric {
+	ms := []Metric{
+		{float64(after.allocBytes - before.allocBytes), "B/op"},
+		{float64(after.allocObjs - before.allocObjs), "allocs/op"},
+	}
 	if before.faultsKnown && after.faultsKnown {
-		ms.Metrics = append(ms.Metrics, Metric{float64(after.pageFaults - before.pageFaults), "page-faults/op"})
+		ms = append(ms, Metric{float64(after.pageFaults - before.pageFaults), "page-faults/op"})
 	}
 	if m.counters != nil {
-		ms.Metrics = append(ms.Metrics, m.counters.metrics(name, &before.counters, &after.counters)...)
+		ms = append(ms, m.counters.metrics(name, &before.counters, &after.counters)...)
 	}
 	return ms
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"syscall"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/prover/circuit"
@@ -240,27 +241,41 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 			return res, err
 		}
 		stepper, _ := eng.(interface{ TakeSteps() []gpu.Step })
-		var waited string // the phase that ran beside, reported during the current one
+		// msm_b2 beside the G1 MSMs, measured on its own goroutine; its
+		// line goes out when the proof has waited for it, just before
+		// the wait's.
+		var (
+			besideMu sync.Mutex
+			beside   *Measurement
+		)
+		m.resetBeside()
 		opts := groth16.ProveOptions{
 			Engine: eng,
-			// msm_b2 beside the G1 MSMs: reported while the proof waits
-			// for it, so its line comes just before the wait's.
-			Beside: func(name string, start, end time.Time) {
-				res.Measurements = append(res.Measurements, Measurement{
-					Phase: name, Start: start, Elapsed: end.Sub(start), Lane: LaneHost,
-				})
-				waited = name
+			Beside: func(name string, run func()) {
+				ms := m.runBeside(name, run)
+				ms.Lane = LaneHost
+				besideMu.Lock()
+				beside = &ms
+				besideMu.Unlock()
 			},
 			Phase: func(name string, run func() error) error {
 				if stepper != nil {
 					stepper.TakeSteps() // steps of this phase only
 				}
-				waited = ""
 				ms, err := m.run(ctx, name, run)
 				if err != nil {
 					return err
 				}
-				ms.Waits = waited
+				var done *Measurement
+				if name == groth16.PhaseMSMB2Wait { // it has waited for msm_b2: done
+					besideMu.Lock()
+					done, beside = beside, nil
+					besideMu.Unlock()
+				}
+				if done != nil {
+					res.Measurements = append(res.Measurements, *done)
+					ms.Waits = done.Phase
+				}
 				if stepper != nil {
 					// Device steps as extra units: msm_h's sort becomes
 					// sort-sec/op on the msm_h line.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/big"
 	"runtime/pprof"
-	"time"
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -50,12 +49,12 @@ var Phases = []string{PhaseNTT, PhaseMSMA, PhaseMSMB1, PhaseMSMB2, PhaseMSML, Ph
 type ProveOptions struct {
 	Phase  PhaseFunc // nil: run each phase directly
 	Engine Engine    // nil: CPU{}
-	// Beside, when set, is called once per proof for msm_b2 when it ran
-	// beside the G1 MSMs (an offloading engine), with the wall-clock
-	// start and end of the G2 MSM on the goroutine that ran it, before
-	// the wait phase (PhaseMSMB2Wait) returns. Phase is not called for
-	// it: its time overlaps msm_a … msm_h.
-	Beside func(name string, start, end time.Time)
+	// Beside, when set, runs msm_b2 when it runs beside the G1 MSMs (an
+	// offloading engine): it must call run exactly once, on the goroutine
+	// it is called on (labelled phase=msm_b2), and may measure it. It
+	// returns before the wait phase (PhaseMSMB2Wait) does. Phase is not
+	// called for it: its time overlaps msm_a … msm_h.
+	Beside func(name string, run func())
 
 	plainMSM bool // tests and benchmarks: skip the 0/1 split
 }
@@ -118,11 +117,10 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		proof             Proof
 	)
 	// An offloading engine (a GPU) gets the G1 MSMs whole, and msm_b2 then
-	// runs on the host beside them: it starts at the beginning of msm_a,
-	// is reported through opts.Beside with its own start and end, and the
-	// proof waits for it after msm_h in phase msm_b2_wait. Its CPU samples
-	// carry the label phase=msm_b2 (prover.Run's label key); its
-	// process-wide counters land in the phases it overlaps.
+	// runs on the host beside them: it starts in msm_a, once msm_a's
+	// scalars are gathered, runs through opts.Beside, which may measure
+	// it, and the proof waits for it after msm_h in phase msm_b2_wait. Its
+	// CPU samples carry the label phase=msm_b2 (prover.Run's label key).
 	off := offloads(eng)
 	plainG1 := opts.plainMSM || off
 	// msmKey is msmG1 on a query of pk, which an offloading Keeper keeps
@@ -135,10 +133,9 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		return msmG1(eng, points, scalars, plainG1)
 	}
 	var (
-		b2done         = make(chan struct{})
-		b2err          error
-		b2started      bool
-		b2start, b2end time.Time
+		b2done    = make(chan struct{})
+		b2err     error
+		b2started bool
 	)
 	defer func() {
 		if b2started {
@@ -147,9 +144,12 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	}()
 	runB2 := func() {
 		defer close(b2done)
-		b2start = time.Now()
-		msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
-		b2end = time.Now()
+		work := func() { msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM) }
+		if off && opts.Beside != nil {
+			opts.Beside(PhaseMSMB2, work)
+			return
+		}
+		work()
 	}
 	steps := []struct {
 		name string
@@ -160,12 +160,16 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return err
 		}},
 		{PhaseMSMA, func() (err error) {
+			// Both gathers before msm_b2 starts: what msm_a allocates is
+			// done by then (a meter charges what the host does beside the
+			// G1 MSMs to msm_b2).
+			aScalars := gather(pk.ADensity, inputs, aux, len(pk.A))
 			if off {
 				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
 				b2started = true
 				go pprof.Do(ctx, pprof.Labels("phase", PhaseMSMB2), func(context.Context) { runB2() })
 			}
-			msmA, st.A, err = msmKey(pk.A, gather(pk.ADensity, inputs, aux, len(pk.A)))
+			msmA, st.A, err = msmKey(pk.A, aScalars)
 			return err
 		}},
 		{PhaseMSMB1, func() (err error) {
@@ -182,9 +186,6 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			}
 			<-b2done
 			bScalars = nil
-			if off && b2err == nil && opts.Beside != nil {
-				opts.Beside(PhaseMSMB2, b2start, b2end)
-			}
 			return b2err
 		}},
 		{PhaseMSML, func() (err error) {
