@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/perfbot/perfbot/prover/circuit"
