@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/runner"
 )
 
 // perfbotBinary builds cmd/perfbot once per test into dir.
@@ -222,5 +224,22 @@ func TestInstallScriptRefusesAnOldGo(t *testing.T) {
 	out, err = install(t, root, "/usr/bin:/bin")
 	if err == nil || !strings.Contains(out, "no go on PATH") {
 		t.Errorf("install without go: %v\n%s", err, out)
+	}
+}
+
+func TestGPUExampleConfigParses(t *testing.T) {
+	data, err := os.ReadFile("perfbot-gpu.example.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := runner.ParseConfig(data)
+	if err != nil {
+		t.Fatalf("deploy/perfbot-gpu.example.yml: %v", err)
+	}
+	if len(cfg.Benchmarks) != 1 || cfg.Count != 10 || cfg.MaxCount != 60 || len(cfg.Build) != 2 {
+		t.Errorf("config %+v", cfg)
+	}
+	if args := strings.Join(cfg.Benchmarks[0].Args, " "); !strings.Contains(args, "--backend gpu") || !strings.Contains(args, "--count 5") {
+		t.Errorf("benchmark args %q", args)
 	}
 }
