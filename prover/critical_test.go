@@ -108,21 +108,7 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	// the planted G2 stays off the critical path. (On the H200 at 2^12
 	// the G1 MSMs take 5.8 ms and the G2 MSM 3.4: twice 3.4 made the G2
 	// the longer branch.)
-	var branch, side time.Duration
-	for range 3 {
-		var g1Start, g1End time.Time
-		for _, ms := range prove(eng) {
-			switch ms.Phase {
-			case PhaseMSMA:
-				g1Start = ms.Start
-			case PhaseMSMH:
-				g1End = ms.End()
-			case PhaseMSMB2:
-				side = ms.Elapsed
-			}
-		}
-		branch = g1End.Sub(g1Start)
-	}
+	branch, side := warmUp(prove, eng)
 	if side == 0 || branch <= side {
 		t.Fatalf("warm-up: G1 MSMs %v, the G2 MSM beside them %v; want the G1 branch the longer", branch, side)
 	}
@@ -208,6 +194,27 @@ func plantedFixture(t *testing.T, m *meter, constraints int) (func(groth16.Engin
 	}, pk
 }
 
+// warmUp proves three times with eng and returns, from the last proof,
+// how long the G1 MSMs took from msm_a's start to msm_h's end (the
+// branch) and the G2 MSM beside them (the side).
+func warmUp(prove func(groth16.Engine) []Measurement, eng groth16.Engine) (branch, side time.Duration) {
+	for range 3 {
+		var g1Start, g1End time.Time
+		for _, ms := range prove(eng) {
+			switch ms.Phase {
+			case PhaseMSMA:
+				g1Start = ms.Start
+			case PhaseMSMH:
+				g1End = ms.End()
+			case PhaseMSMB2:
+				side = ms.Elapsed
+			}
+		}
+		branch = g1End.Sub(g1Start)
+	}
+	return branch, side
+}
+
 // hostUnits are the units of the host's counters on a phase line.
 var hostUnits = map[string]bool{"B/op": true, "allocs/op": true, "page-faults/op": true, "task-clock-sec/op": true,
 	"context-switches/op": true, "cpu-migrations/op": true, "instructions/op": true, "cycles/op": true}
@@ -225,19 +232,7 @@ func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
 	m, _ := realCounters(t)
 	prove, pk := plantedFixture(t, m, 1<<11)
 	eng := overlapping{}
-	var branch time.Duration
-	for range 3 {
-		var g1Start, g1End time.Time
-		for _, ms := range prove(eng) {
-			switch ms.Phase {
-			case PhaseMSMA:
-				g1Start = ms.Start
-			case PhaseMSMH:
-				g1End = ms.End()
-			}
-		}
-		branch = g1End.Sub(g1Start)
-	}
+	branch, _ := warmUp(prove, eng)
 	// Both sides' G2 MSM outlasts the G1 branch, even with msm_h +50%.
 	base := &planted{offloader: eng, g2Extra: 2 * branch, g2Idle: true}
 	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: 2 * branch, g2Idle: true}

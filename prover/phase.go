@@ -181,14 +181,14 @@ func (m *meter) run(ctx context.Context, name string, fn func() error) (Measurem
 	}
 	ms := m.diff(name, &before, &after)
 	m.mu.Lock()
-	b := m.beside
-	var span besideSpan
-	if b != nil {
-		span = *b
+	var span *besideSpan
+	if m.beside != nil {
+		s := *m.beside // a copy: runBeside may be ending it meanwhile
+		span = &s
 	}
 	m.mu.Unlock()
-	if b != nil {
-		ms.Metrics = m.outside(name, &before, &after, &span)
+	if span != nil {
+		ms.Metrics = m.outside(name, &before, &after, span)
 	}
 	return ms, nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"syscall"
 	"time"
 
@@ -243,20 +242,16 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		stepper, _ := eng.(interface{ TakeSteps() []gpu.Step })
 		// msm_b2 beside the G1 MSMs, measured on its own goroutine; its
 		// line goes out when the proof has waited for it, just before
-		// the wait's.
-		var (
-			besideMu sync.Mutex
-			beside   *Measurement
-		)
+		// the wait's. (Beside returns before the wait phase ends, so the
+		// wait reads beside after it was written.)
+		var beside *Measurement
 		m.resetBeside()
 		opts := groth16.ProveOptions{
 			Engine: eng,
 			Beside: func(name string, run func()) {
 				ms := m.runBeside(name, run)
 				ms.Lane = LaneHost
-				besideMu.Lock()
 				beside = &ms
-				besideMu.Unlock()
 			},
 			Phase: func(name string, run func() error) error {
 				if stepper != nil {
@@ -266,15 +261,9 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 				if err != nil {
 					return err
 				}
-				var done *Measurement
-				if name == groth16.PhaseMSMB2Wait { // it has waited for msm_b2: done
-					besideMu.Lock()
-					done, beside = beside, nil
-					besideMu.Unlock()
-				}
-				if done != nil {
-					res.Measurements = append(res.Measurements, *done)
-					ms.Waits = done.Phase
+				if name == groth16.PhaseMSMB2Wait && beside != nil {
+					res.Measurements = append(res.Measurements, *beside)
+					ms.Waits = beside.Phase
 				}
 				if stepper != nil {
 					// Device steps as extra units: msm_h's sort becomes
