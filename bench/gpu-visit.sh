@@ -16,6 +16,7 @@
 #
 #   BUDGET   seconds for the whole visit (default 230)
 #   PLANT_POINTS  the H query's points at 2^16 constraints (default 131071)
+#   ARMS     the levers' arms (default "c1 c5"; see bench/gpu-levers.sh)
 set -uo pipefail
 out=${1:?usage: bench/gpu-visit.sh OUT}
 work=$out/visit
@@ -67,7 +68,7 @@ fi
 left=$(( budget - ($(date +%s) - t0) - 15 ))
 log "levers: $left s left"
 if [ "$left" -gt 30 ]; then
-  PERFBOT=build/go/perfbot LIB=$lib ARMS="c1 c5" ROUNDS=20 STOP_AFTER=$(( left - 20 )) bench/gpu-levers.sh "$work/levers" > /dev/null 2>> "$work/levers.err"
+  PERFBOT=build/go/perfbot LIB=$lib ARMS="${ARMS:-c1 c5}" ROUNDS=40 STOP_AFTER=$(( left - 20 )) bench/gpu-levers.sh "$work/levers" > /dev/null 2>> "$work/levers.err"
   log "levers: $(ls "$work/levers" | grep -c -- '-r[0-9]*\.txt$') processes"
 fi
 log done
