@@ -39,6 +39,9 @@ add c5            ""                                "$all"  "--count 5 --warmup 
 add c5-w3         ""                                "$all"  "--count 5 --warmup 3"
 add c5-gogc400    "GOGC=400"                        "$all"  "--count 5 --warmup 1"
 add c5-nogc       "GOGC=off GOMEMLIMIT=48GiB"       "$all"  "--count 5 --warmup 1"
+add c5-gogc50     "GOGC=50"                         "$all"  "--count 5 --warmup 1"
+add c5-procs8     "GOMAXPROCS=8"                    "$all"  "--count 5 --warmup 1"
+add c9            ""                                "$all"  "--count 9 --warmup 1"
 add c5-unpinned   ""                                "-"     "--count 5 --warmup 1"
 add c5-halfcpus   ""                                "$half" "--count 5 --warmup 1"
 arms=${ARMS:-c1 c5 c5-w3 c5-gogc400 c5-nogc c5-unpinned c5-halfcpus}
