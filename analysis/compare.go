@@ -120,6 +120,7 @@ func Compare(in Input, opts Options) *Report {
 	c.warnAttribution(r.Attribution)
 	c.warnEnv(r)
 	c.warnGPU(in, base, head)
+	c.warnIdleGPU(r, base, head)
 	c.warnSimulated(base, head)
 	r.ProfileDiffs = c.explainProfiles(in, r.Phases)
 	r.MemoryDiffs = c.explainMemory(in, r.Phases)

@@ -609,3 +609,70 @@ func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 		t.Errorf("smallestUP(6, 6) = %v, want 2/924", got)
 	}
 }
+
+// withEnergy adds GPU energy and utilization samples of benchmark to
+// every run: energy[i] joules at util[i] percent busy.
+func withEnergy(runs []Run, benchmark string, energy, util []float64) []Run {
+	out := make([]Run, len(runs))
+	for i, run := range runs {
+		run.Samples = append(slices.Clone(run.Samples),
+			Sample{Key{benchmark, "", GPUEnergyUnit}, energy[i]},
+			Sample{Key{benchmark, "", GPUUtilMeanUnit}, util[i]},
+		)
+		out[i] = run
+	}
+	return out
+}
+
+// A CPU-backend benchmark on a GPU host: head's runs are longer, so the
+// idle GPU draws +20% energy a run. The row stays a regression (it is
+// real), and a warning says that it is the run's length, not GPU work;
+// once the GPU does work on a side, nothing is warned.
+func TestCompareWarnsThatAnIdleGPUsEnergyFollowsTheRunsLength(t *testing.T) {
+	t.Parallel()
+	g := newSynth(17, 0.005)
+	energy := func(level float64) []float64 {
+		out := make([]float64, 12)
+		for i := range out {
+			out[i] = level * (1 + 0.002*float64(i%3))
+		}
+		return out
+	}
+	idle := make([]float64, 12)
+	idle[4] = 0.5 // a reading or two while the driver wakes
+	base := withEnergy(g.runs(baseRev, 12, nil), "process", energy(100), idle)
+	head := withEnergy(g.runs(headRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), idle)
+	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	row := findUnit(r, "", GPUEnergyUnit)
+	if row == nil || row.Verdict != VerdictRegression {
+		t.Fatalf("energy row %+v; want a regression", row)
+	}
+	if !hasWarning(r, "GPU energy per run +20.0% while the GPU was idle", "utilization at most 1%", "follows the run's length, not GPU work") {
+		t.Errorf("no idle-GPU warning for the energy row in %q", r.Warnings)
+	}
+
+	busy := slices.Clone(idle)
+	busy[7] = 35
+	head = withEnergy(g.runs(headRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), busy)
+	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	if row := findUnit(r, "", GPUEnergyUnit); row == nil || row.Verdict != VerdictRegression {
+		t.Fatalf("energy row %+v with a busy head run; want a regression still", row)
+	}
+	if hasWarning(r, "while the GPU was idle") {
+		t.Errorf("an idle-GPU warning although a head run kept the GPU 35%% busy: %q", r.Warnings)
+	}
+}
+
+func TestTelemetryOfNamesTheCommandAndTheDevice(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"process":                           "",
+		"process/gpu=1":                     " (gpu=1)",
+		"process/benchmark=prove":           " of prove",
+		"process/benchmark=prove-gpu/gpu=0": " of prove-gpu (gpu=0)",
+	} {
+		if got := telemetryOf(in); got != want {
+			t.Errorf("telemetryOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -34,9 +34,9 @@ var telemetryNames = []struct{ unit, name string }{
 	{"gpu-mem-clock-min-MHz/run", "memory clock min"},
 	{"gpu-power-mean-W/run", "power"},
 	{"gpu-temp-max-C/run", "temperature"},
-	{"gpu-util-mean-pct/run", "busy"},
+	{GPUUtilMeanUnit, "busy"},
 	{"gpu-mem-util-mean-pct/run", "memory busy"},
-	{"gpu-energy-J/run", "energy"},
+	{GPUEnergyUnit, "energy"},
 	{"gpu-mem-used-max-B/run", "memory used"},
 }
 

@@ -12,6 +12,13 @@ const (
 	// GPUSMClockMeanUnit is a run's mean SM clock in MHz while the GPU
 	// was busy.
 	GPUSMClockMeanUnit = "gpu-sm-clock-mean-MHz/run"
+	// GPUEnergyUnit is the energy a run's GPU drew in joules, from the
+	// first reading to the last: it grows with the run's length even
+	// when the GPU does nothing.
+	GPUEnergyUnit = "gpu-energy-J/run"
+	// GPUUtilMeanUnit is the mean share of a run's readings in which a
+	// kernel ran, in percent.
+	GPUUtilMeanUnit = "gpu-util-mean-pct/run"
 )
 
 // HigherIsBetter reports whether higher values of unit are better. Rates

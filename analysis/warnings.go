@@ -287,6 +287,45 @@ func (c *comparer) warnGPU(in Input, base, head *side) {
 	}
 }
 
+// gpuIdlePct is the mean utilization (GPUUtilMeanUnit) at or below which
+// a run's GPU counts as idle.
+const gpuIdlePct = 1.0
+
+// warnIdleGPU warns about a GPU energy row called a regression or an
+// improvement while that GPU was idle in every ok run of both sides (a
+// CPU-backend benchmark on a GPU host). An idle GPU draws its idle power
+// for as long as the process runs, so the energy follows the run's
+// length: the row is real, but it is not GPU work.
+func (c *comparer) warnIdleGPU(r *Report, base, head *side) {
+	for _, row := range r.Phases {
+		if row.Unit != GPUEnergyUnit || row.Phase != "" || !significantRow(row) {
+			continue
+		}
+		util := Key{Benchmark: row.Benchmark, Unit: GPUUtilMeanUnit}
+		b, h := base.series[util], head.series[util]
+		if len(b) == 0 || len(h) == 0 || slices.Max(b) > gpuIdlePct || slices.Max(h) > gpuIdlePct {
+			continue
+		}
+		c.warnf("GPU energy per run%s %s while the GPU was idle (utilization at most %.0f%% in every run of both sides): an idle GPU draws power for as long as the process runs, so this follows the run's length, not GPU work",
+			telemetryOf(row.Benchmark), formatPct(row.Change()), gpuIdlePct)
+	}
+}
+
+// telemetryOf names the source of a telemetry series for a sentence: ""
+// for the only command's process ("process"), " of NAME" for a named
+// command's, and the device as " (gpu=N)" where the series is one GPU's.
+func telemetryOf(benchmark string) string {
+	proc, dev, several := strings.Cut(benchmark, "/gpu=")
+	var out string
+	if name, ok := strings.CutPrefix(proc, processBenchmark+"/benchmark="); ok {
+		out = " of " + name
+	}
+	if several {
+		out += " (gpu=" + dev + ")"
+	}
+	return out
+}
+
 // gpuThrottling counts the ok runs that measured GPUThrottledFractionUnit
 // and those in which it was above 0 for any device, and returns the
 // largest fraction.
