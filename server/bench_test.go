@@ -37,7 +37,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 	}
 	secret := []byte("bench-secret")
 	srv := httptest.NewServer(New(Config{
-		Webhook: &webhook.Handler{Secret: secret, Deliveries: db,
+		Webhook: &webhook.Handler{Secret: secret,
 			Sink: &Dispatcher{Repos: map[string]Repo{"acme/prover": {Name: "acme/prover", Queue: "gpu"}}, Queue: q}},
 		Metrics: NewMetrics(Counts{}, nil),
 	}))

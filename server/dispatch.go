@@ -26,7 +26,8 @@ type Repo struct {
 	Baselines bool
 }
 
-// Inserter is the part of the job queue the dispatcher uses.
+// Inserter is the part of the job queue the dispatcher uses: a
+// queue.Client, or a queue.Tx inside one transaction.
 type Inserter interface {
 	InsertCompare(ctx context.Context, queueName string, args queue.CompareArgs) (queue.Inserted, error)
 	InsertBaseline(ctx context.Context, queueName string, args queue.BaselineArgs) (queue.Inserted, error)
@@ -36,19 +37,47 @@ type Inserter interface {
 }
 
 // A Dispatcher turns webhook events into jobs; it is the webhook
-// Handler's Sink. It only inserts rows (GitHub is answered later by the
-// control queue's jobs), so a webhook is answered in milliseconds.
+// Handler's Sink (a webhook.OnceSink). It only inserts rows (GitHub is
+// answered later by the control queue's jobs), so a webhook is answered
+// in milliseconds. Everything one event inserts, and the record of its
+// delivery ID, commits in one transaction: when any of it fails, none of
+// it is kept and the Handler's 500 means "nothing happened, redeliver".
 type Dispatcher struct {
 	Repos  map[string]Repo // by owner/name
-	Queue  Inserter
+	Queue  *queue.Client
 	Logger *slog.Logger
+}
+
+var _ webhook.OnceSink = (*Dispatcher)(nil)
+
+// HandleOnce implements webhook.OnceSink: the delivery ID is recorded in
+// the transaction that inserts the event's jobs.
+func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (duplicate bool, err error) {
+	err = d.Queue.InTx(ctx, func(tx *queue.Tx) error {
+		first, err := tx.FirstSeen(ctx, e.DeliveryID())
+		if err != nil {
+			return err
+		}
+		if !first {
+			duplicate = true
+			return nil
+		}
+		return d.handle(ctx, tx, e)
+	})
+	return duplicate, err
 }
 
 // maintainers are the author associations that may command perfbot.
 var maintainers = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
 
-// Handle implements webhook.Sink.
+// Handle implements webhook.Sink: the event's jobs commit together,
+// without a delivery record.
 func (d *Dispatcher) Handle(ctx context.Context, e webhook.Event) error {
+	return d.Queue.InTx(ctx, func(tx *queue.Tx) error { return d.handle(ctx, tx, e) })
+}
+
+// handle inserts e's jobs through q.
+func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event) error {
 	log := d.logger().With("delivery", e.DeliveryID(), "repo", e.RepoName())
 	repo, ok := d.Repos[e.RepoName()]
 	if !ok {
@@ -57,16 +86,16 @@ func (d *Dispatcher) Handle(ctx context.Context, e webhook.Event) error {
 	}
 	switch e := e.(type) {
 	case *webhook.PullRequest:
-		return d.pullRequest(ctx, log.With("pr", e.Number, "sha", short(e.HeadSHA)), repo, e)
+		return d.pullRequest(ctx, q, log.With("pr", e.Number, "sha", short(e.HeadSHA)), repo, e)
 	case *webhook.Command:
-		return d.command(ctx, log.With("pr", e.Number, "author", e.Author), repo, e)
+		return d.command(ctx, q, log.With("pr", e.Number, "author", e.Author), repo, e)
 	case *webhook.Push:
-		return d.push(ctx, log.With("ref", e.Ref, "sha", short(e.After)), repo, e)
+		return d.push(ctx, q, log.With("ref", e.Ref, "sha", short(e.After)), repo, e)
 	}
 	return fmt.Errorf("unknown event %T", e)
 }
 
-func (d *Dispatcher) pullRequest(ctx context.Context, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
+func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
 	if e.Draft && !repo.Drafts {
 		log.Info("draft pull request; waiting until it is ready for review")
 		return nil
@@ -74,11 +103,11 @@ func (d *Dispatcher) pullRequest(ctx context.Context, log *slog.Logger, repo Rep
 	if e.Fork {
 		log.Info("pull request from a fork; not built until a maintainer comments /perfbot run")
 		if e.Action == "opened" {
-			return d.Queue.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
+			return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
 		}
 		return nil
 	}
-	ins, err := d.Queue.InsertCompare(ctx, repo.Queue, queue.CompareArgs{
+	ins, err := q.InsertCompare(ctx, repo.Queue, queue.CompareArgs{
 		Repo: repo.Name, PR: e.Number, HeadSHA: e.HeadSHA, BaseSHA: e.BaseSHA,
 		CloneURL: cloneURL(repo, e.CloneURL), Trigger: e.Action, Requester: e.Sender,
 	})
@@ -89,15 +118,15 @@ func (d *Dispatcher) pullRequest(ctx context.Context, log *slog.Logger, repo Rep
 	if ins.Duplicate {
 		return nil
 	}
-	return d.Queue.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, CheckSHA: e.HeadSHA, CheckTitle: "Queued"})
+	return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, CheckSHA: e.HeadSHA, CheckTitle: "Queued"})
 }
 
 const forkNotice = "perfbot does not build pull requests from forks on its own: their code would run on our benchmark machines. " +
 	"A maintainer can start a comparison by commenting `/perfbot run`."
 
-func (d *Dispatcher) command(ctx context.Context, log *slog.Logger, repo Repo, e *webhook.Command) error {
+func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.Command) error {
 	reply := func(text string) error {
-		return d.Queue.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: text})
+		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: text})
 	}
 	if !maintainers[e.Association] {
 		log.Info("command refused: not a maintainer", "association", e.Association)
@@ -108,7 +137,7 @@ func (d *Dispatcher) command(ctx context.Context, log *slog.Logger, repo Repo, e
 	case e.Err != nil:
 		return reply(fmt.Sprintf("@%s I could not read that command: %v.\n\n%s", e.Author, e.Err, webhook.Usage))
 	case e.Run != nil:
-		ins, err := d.Queue.InsertCommand(ctx, queue.CommandArgs{
+		ins, err := q.InsertCommand(ctx, queue.CommandArgs{
 			Repo: repo.Name, PR: e.Number, Count: e.Run.Count, CloneURL: repo.CloneURL,
 			Queue: repo.Queue, Requester: e.Author, Delivery: e.Delivery,
 		})
@@ -118,7 +147,7 @@ func (d *Dispatcher) command(ctx context.Context, log *slog.Logger, repo Repo, e
 		log.Info("run requested", "job_id", ins.ID, "count", e.Run.Count)
 		return nil
 	case e.Bisect != nil:
-		ins, err := d.Queue.InsertBisect(ctx, repo.Queue, queue.BisectArgs{
+		ins, err := q.InsertBisect(ctx, repo.Queue, queue.BisectArgs{
 			Repo: repo.Name, PR: e.Number, Good: e.Bisect.Good, Bad: e.Bisect.Bad, Phase: e.Bisect.Phase,
 			CloneURL: repo.CloneURL, Requester: e.Author,
 		})
@@ -135,11 +164,11 @@ func (d *Dispatcher) command(ctx context.Context, log *slog.Logger, repo Repo, e
 	}
 }
 
-func (d *Dispatcher) push(ctx context.Context, log *slog.Logger, repo Repo, e *webhook.Push) error {
+func (d *Dispatcher) push(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.Push) error {
 	if !e.ToDefaultBranch() || !repo.Baselines {
 		return nil
 	}
-	ins, err := d.Queue.InsertBaseline(ctx, repo.Queue, queue.BaselineArgs{
+	ins, err := q.InsertBaseline(ctx, repo.Queue, queue.BaselineArgs{
 		Repo: repo.Name, SHA: e.After, CloneURL: cloneURL(repo, e.CloneURL),
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -11,10 +12,25 @@ import (
 // request) sent it before, and it must start nothing. It is atomic across
 // processes sharing the database.
 func (db *DB) FirstSeen(ctx context.Context, id string) (bool, error) {
+	return db.firstSeen(ctx, db.db, id)
+}
+
+// FirstSeenTx is FirstSeen inside tx, a transaction on this database
+// (SQL's): the id is recorded only if tx commits, so a delivery whose
+// other work in tx failed leaves no record and its redelivery is new. Of
+// two transactions with the same id, the second waits for the first to
+// end and sees the id as new only if the first rolled back.
+func (db *DB) FirstSeenTx(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+	return db.firstSeen(ctx, tx, id)
+}
+
+func (db *DB) firstSeen(ctx context.Context, ex interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, id string) (bool, error) {
 	if id == "" {
 		return false, fmt.Errorf("record delivery: empty delivery id")
 	}
-	res, err := db.db.ExecContext(ctx, db.db.Rebind(`
+	res, err := ex.ExecContext(ctx, db.db.Rebind(`
 		INSERT INTO webhook_deliveries (id, received_at) VALUES (?, ?)
 		ON CONFLICT (id) DO NOTHING`), id, dbTime{time.Now()})
 	if err != nil {

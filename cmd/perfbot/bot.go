@@ -115,7 +115,7 @@ perfbot worker runs the benchmarks, on the GPU hosts.`,
 			deps.queue = q
 			handler := server.New(server.Config{
 				Webhook: &webhook.Handler{
-					Secret: secret, Deliveries: db, Logger: log,
+					Secret: secret, Logger: log, // the Dispatcher records delivery IDs with its jobs
 					Sink: &server.Dispatcher{Repos: cfg.repos(), Queue: q, Logger: log},
 				},
 				Metrics: metrics,

@@ -47,6 +47,18 @@ type Sink interface {
 	Handle(ctx context.Context, e Event) error
 }
 
+// A OnceSink is a Sink that records the delivery ID itself, in the same
+// transaction as the work it queues, so that a failure leaves neither
+// and GitHub's redelivery is handled as new. When the Handler's Sink is
+// one, the Handler calls HandleOnce and leaves Deliveries unused.
+type OnceSink interface {
+	Sink
+	// HandleOnce handles e unless its delivery ID was handled before
+	// (then it does nothing and returns duplicate true). An error means
+	// nothing was recorded or queued.
+	HandleOnce(ctx context.Context, e Event) (duplicate bool, err error)
+}
+
 // Deliveries remembers which X-GitHub-Delivery IDs were handed to the
 // Sink, so that an event GitHub delivers twice (a redelivery from the
 // webhook settings, or a retry) is queued once.
@@ -59,7 +71,10 @@ type Deliveries interface {
 	// concurrent calls with the same id, exactly one returns true.
 	FirstSeen(ctx context.Context, id string) (bool, error)
 	// Forget removes id, so that a later delivery with it reaches the Sink
-	// again. The Handler calls it when the Sink fails.
+	// again. The Handler calls it when the Sink fails. Forget can fail
+	// too (the database that just failed the Sink is often still gone),
+	// and then GitHub's redelivery is dropped as a duplicate: a Sink that
+	// can record the ID with its own work should be a OnceSink instead.
 	Forget(ctx context.Context, id string) error
 }
 
@@ -72,8 +87,8 @@ type Deliveries interface {
 // is missing or is not the HMAC-SHA256 of the body with Secret; 400 when
 // X-GitHub-Event or X-GitHub-Delivery is missing; 200 "pong" to ping; 202
 // "ignored: ..." to events and actions perfbot does not act on; 400 to a
-// malformed payload; 200 "duplicate delivery" when Deliveries has seen the
-// delivery; then it calls the Sink and answers 202 "accepted", or 500 if
+// malformed payload; 200 "duplicate delivery" when Deliveries (or a
+// OnceSink) has seen the delivery; then it calls the Sink and answers 202 "accepted", or 500 if
 // the Sink failed. Every answer is one line of plain text.
 //
 // Only deliveries that would reach the Sink are recorded in Deliveries,
@@ -85,6 +100,7 @@ type Handler struct {
 	// Sink takes accepted events. Required.
 	Sink Sink
 	// Deliveries, if not nil, drops deliveries already handed to the Sink.
+	// Unused when Sink is a OnceSink.
 	Deliveries Deliveries
 	// MaxBody is the largest body read, in bytes; 0 means DefaultMaxBody.
 	MaxBody int64
@@ -193,6 +209,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) result {
 
 // deliver hands ev to the Sink once per delivery ID.
 func (h *Handler) deliver(ctx context.Context, ev Event) result {
+	if s, ok := h.Sink.(OnceSink); ok {
+		dup, err := s.HandleOnce(ctx, ev)
+		switch {
+		case err != nil:
+			return result{status: http.StatusInternalServerError, text: "internal error: event not queued; redeliver it", outcome: OutcomeError, event: ev,
+				err: fmt.Errorf("sink: %w", err)}
+		case dup:
+			return result{status: http.StatusOK, text: "duplicate delivery", outcome: OutcomeDuplicate, event: ev}
+		}
+		return result{status: http.StatusAccepted, text: "accepted", outcome: OutcomeAccepted, event: ev}
+	}
 	id := ev.DeliveryID()
 	if h.Deliveries != nil {
 		first, err := h.Deliveries.FirstSeen(ctx, id)

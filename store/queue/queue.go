@@ -163,6 +163,7 @@ type Config struct {
 // A Client inserts and (with Queues) works perfbot's jobs.
 type Client struct {
 	River *river.Client[*sql.Tx]
+	db    *store.DB
 	cfg   Config
 }
 
@@ -216,7 +217,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
-	return &Client{River: rcl, cfg: cfg}, nil
+	return &Client{River: rcl, db: db, cfg: cfg}, nil
 }
 
 // An Inserted is the outcome of an insert.
@@ -230,17 +231,61 @@ type Inserted struct {
 	Cancelled []int64
 }
 
+// A Tx inserts jobs inside one transaction of the database (Client.InTx):
+// they are queued together when it commits, and none is when it rolls
+// back. Its methods are the Client's, with the same meaning.
+type Tx struct {
+	c  *Client
+	tx *sql.Tx
+}
+
+// InTx runs fn in a transaction and commits it if fn returns nil; when fn
+// fails, or the commit does, nothing fn did is kept. A webhook delivery
+// records its id and queues its jobs in one InTx, so that an error always
+// means "nothing happened, redeliver".
+func (c *Client) InTx(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := c.db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("job queue: begin a transaction: %w", err)
+	}
+	if err := fn(&Tx{c: c, tx: tx}); err != nil {
+		_ = tx.Rollback() // fn's error says what went wrong; a failed rollback leaves nothing committed either
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("job queue: commit: %w", err)
+	}
+	return nil
+}
+
+// FirstSeen records a webhook delivery id in the transaction and reports
+// whether it was new (store.DB.FirstSeenTx).
+func (t *Tx) FirstSeen(ctx context.Context, id string) (bool, error) {
+	return t.c.db.FirstSeenTx(ctx, t.tx, id)
+}
+
 // InsertCompare queues a comparison of a pull request's head on queue
 // ("" = DefaultQueue). Live jobs of the same pull request for other heads
 // are cancelled first: a queued one never runs, a running one has its
 // context cancelled (workers poll for that every two seconds). A live
-// job for the same head is not duplicated.
+// job for the same head is not duplicated. The cancels and the insert
+// commit together.
 func (c *Client) InsertCompare(ctx context.Context, queue string, args CompareArgs) (Inserted, error) {
-	cancelled, err := c.cancelSuperseded(ctx, args)
+	var ins Inserted
+	err := c.InTx(ctx, func(t *Tx) (err error) {
+		ins, err = t.InsertCompare(ctx, queue, args)
+		return err
+	})
+	return ins, err
+}
+
+// InsertCompare is Client.InsertCompare in the transaction.
+func (t *Tx) InsertCompare(ctx context.Context, queue string, args CompareArgs) (Inserted, error) {
+	cancelled, err := t.cancelSuperseded(ctx, args)
 	if err != nil {
 		return Inserted{}, err
 	}
-	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	res, err := t.c.River.InsertTx(ctx, t.tx, args, t.c.insertOpts(queue))
 	if err != nil {
 		return Inserted{}, fmt.Errorf("queue comparison of %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
 	}
@@ -249,7 +294,17 @@ func (c *Client) InsertCompare(ctx context.Context, queue string, args CompareAr
 
 // InsertBaseline queues baseline runs of a commit.
 func (c *Client) InsertBaseline(ctx context.Context, queue string, args BaselineArgs) (Inserted, error) {
-	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	var ins Inserted
+	err := c.InTx(ctx, func(t *Tx) (err error) {
+		ins, err = t.InsertBaseline(ctx, queue, args)
+		return err
+	})
+	return ins, err
+}
+
+// InsertBaseline is Client.InsertBaseline in the transaction.
+func (t *Tx) InsertBaseline(ctx context.Context, queue string, args BaselineArgs) (Inserted, error) {
+	res, err := t.c.River.InsertTx(ctx, t.tx, args, t.c.insertOpts(queue))
 	if err != nil {
 		return Inserted{}, fmt.Errorf("queue baseline of %s at %s: %w", args.Repo, short(args.SHA), err)
 	}
@@ -258,7 +313,17 @@ func (c *Client) InsertBaseline(ctx context.Context, queue string, args Baseline
 
 // InsertBisect queues a bisection.
 func (c *Client) InsertBisect(ctx context.Context, queue string, args BisectArgs) (Inserted, error) {
-	res, err := c.River.Insert(ctx, args, c.insertOpts(queue))
+	var ins Inserted
+	err := c.InTx(ctx, func(t *Tx) (err error) {
+		ins, err = t.InsertBisect(ctx, queue, args)
+		return err
+	})
+	return ins, err
+}
+
+// InsertBisect is Client.InsertBisect in the transaction.
+func (t *Tx) InsertBisect(ctx context.Context, queue string, args BisectArgs) (Inserted, error) {
+	res, err := t.c.River.InsertTx(ctx, t.tx, args, t.c.insertOpts(queue))
 	if err != nil {
 		return Inserted{}, fmt.Errorf("queue bisect of %s %s..%s: %w", args.Repo, args.Good, args.Bad, err)
 	}
@@ -267,8 +332,17 @@ func (c *Client) InsertBisect(ctx context.Context, queue string, args BisectArgs
 
 // InsertCommand queues a /perfbot run for perfbot serve to resolve.
 func (c *Client) InsertCommand(ctx context.Context, args CommandArgs) (Inserted, error) {
-	opts := c.insertOpts(ControlQueue)
-	res, err := c.River.Insert(ctx, args, opts)
+	var ins Inserted
+	err := c.InTx(ctx, func(t *Tx) (err error) {
+		ins, err = t.InsertCommand(ctx, args)
+		return err
+	})
+	return ins, err
+}
+
+// InsertCommand is Client.InsertCommand in the transaction.
+func (t *Tx) InsertCommand(ctx context.Context, args CommandArgs) (Inserted, error) {
+	res, err := t.c.River.InsertTx(ctx, t.tx, args, t.c.insertOpts(ControlQueue))
 	if err != nil {
 		return Inserted{}, fmt.Errorf("queue /perfbot run on %s#%d: %w", args.Repo, args.PR, err)
 	}
@@ -282,12 +356,17 @@ const publishAttempts = 10
 
 // InsertNotify queues a message for a pull request.
 func (c *Client) InsertNotify(ctx context.Context, args NotifyArgs) error {
-	opts := c.insertOpts(ControlQueue)
+	return c.InTx(ctx, func(t *Tx) error { return t.InsertNotify(ctx, args) })
+}
+
+// InsertNotify is Client.InsertNotify in the transaction.
+func (t *Tx) InsertNotify(ctx context.Context, args NotifyArgs) error {
+	opts := t.c.insertOpts(ControlQueue)
 	opts.UniqueOpts = river.UniqueOpts{}
 	if args.Comparison != 0 {
 		opts.MaxAttempts = publishAttempts
 	}
-	if _, err := c.River.Insert(ctx, args, opts); err != nil {
+	if _, err := t.c.River.InsertTx(ctx, t.tx, args, opts); err != nil {
 		return fmt.Errorf("queue a message for %s#%d: %w", args.Repo, args.PR, err)
 	}
 	return nil
@@ -306,20 +385,20 @@ func (c *Client) insertOpts(queue string) *river.InsertOpts {
 
 // cancelSuperseded cancels the live compare jobs of args's pull request
 // whose head is not args.HeadSHA.
-func (c *Client) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
+func (t *Tx) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
 	params := river.NewJobListParams().
 		Kinds(KindCompare).
 		States(append(liveStates, rivertype.JobStateRetryable)...).
 		Where("args->>'repo' = @repo AND (args->>'pr')::bigint = @pr AND args->>'head_sha' <> @head",
 			river.NamedArgs{"repo": args.Repo, "pr": args.PR, "head": args.HeadSHA}).
 		First(1000)
-	res, err := c.River.JobList(ctx, params)
+	res, err := t.c.River.JobListTx(ctx, t.tx, params)
 	if err != nil {
 		return nil, fmt.Errorf("find jobs superseded by %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
 	}
 	var ids []int64
 	for _, j := range res.Jobs {
-		if _, err := c.River.JobCancel(ctx, j.ID); err != nil {
+		if _, err := t.c.River.JobCancelTx(ctx, t.tx, j.ID); err != nil {
 			return ids, fmt.Errorf("cancel job %d (superseded by %s): %w", j.ID, short(args.HeadSHA), err)
 		}
 		ids = append(ids, j.ID)
