@@ -70,7 +70,7 @@ type Status string
 const (
 	StatusOK          Status = "ok"
 	StatusBuildFailed Status = "build-failed"
-	StatusCrashed     Status = "crashed"   // non-zero exit or killed by a signal
+	StatusCrashed     Status = "crashed"   // non-zero exit, killed by a signal, or could not be started
 	StatusTimedOut    Status = "timed-out" // exceeded the per-run timeout
 	StatusNoOutput    Status = "no-output" // exited 0 but printed no parsable benchmark line
 )

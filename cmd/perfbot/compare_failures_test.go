@@ -109,13 +109,22 @@ func TestCompareReportsFailuresAsFailuresAndExitsThree(t *testing.T) {
 		name, build, script string
 		status              analysis.Status
 		detail              string
+		config              string // instead of shellConfig(build, script, …)
 	}{
-		{"build fails", "echo 'undefined: frobnicate' >&2; exit 1", steady, analysis.StatusBuildFailed, "undefined: frobnicate"},
-		{"garbage output", "true", "echo 'this is not a benchmark'", analysis.StatusNoOutput, "no benchmark"},
-		{"crash", "true", "echo 'fatal: out of cheese' >&2; exit 3", analysis.StatusCrashed, "out of cheese"},
+		{"build fails", "echo 'undefined: frobnicate' >&2; exit 1", steady, analysis.StatusBuildFailed, "undefined: frobnicate", ""},
+		{"garbage output", "true", "echo 'this is not a benchmark'", analysis.StatusNoOutput, "no benchmark", ""},
+		{"crash", "true", "echo 'fatal: out of cheese' >&2; exit 3", analysis.StatusCrashed, "out of cheese", ""},
+		// A command that does not exist was an error (exit 1, nothing
+		// stored, and the bot retried it): it is the commit's failure.
+		{"no such command", "", "", analysis.StatusCrashed, "could not start: fork/exec ./no-such-bench: no such file or directory",
+			"benchmarks:\n  - name: missing\n    command: [./no-such-bench]\ncount: 6\nwarmup: 0\nmax_count: 6\n"},
 	}
 	for _, tc := range cases {
-		dir, sha := shellRepo(t, shellConfig(tc.build, tc.script, 6, 6, ""))
+		config := tc.config
+		if config == "" {
+			config = shellConfig(tc.build, tc.script, 6, 6, "")
+		}
+		dir, sha := shellRepo(t, config)
 		env := newRunEnv(t)
 		out, errOut, code := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--format", "json")...)
 		if code != exitRunsFailed {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,10 +159,11 @@ type Result struct {
 // Result carries (see Spec).
 //
 // How the process ended is the Result's status: crashed for a non-zero
-// exit or a signal, timed-out at the limit, no-output for an exit 0
+// exit or a signal, or a program that could not be started (not found,
+// not executable), timed-out at the limit, no-output for an exit 0
 // without a parsable benchmark line, ok otherwise. Run returns an error
-// only when it could not measure at all: an invalid spec, a program that
-// cannot be started, or ctx ending before the process did (the partial
+// only when it could not measure at all: an invalid spec, perfbot's own
+// failures (pinning, temporary files), or ctx ending before the process did (the partial
 // result is then no measurement and is not returned).
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	return run(ctx, spec, nvml.New())
@@ -180,9 +182,16 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
 	}
+	if spec.Dir != "" {
+		// Checked here: the child's chdir fails as "fork/exec PROGRAM",
+		// which would read as the program's fault.
+		if fi, err := os.Stat(spec.Dir); err != nil || !fi.IsDir() {
+			return Result{}, fmt.Errorf("run %s: working directory %s is not a directory (%v)", name, spec.Dir, err)
+		}
+	}
 	path, err := lookPath(spec.Args[0], env)
 	if err != nil {
-		return Result{}, fmt.Errorf("run %s: %w", name, err)
+		return notStarted(err), nil
 	}
 	var cpus unix.CPUSet
 	if len(spec.CPUs) > 0 {
@@ -249,6 +258,9 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	p := <-done
 	if p.err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, p.err)
+	}
+	if p.startErr != nil {
+		return notStarted(p.startErr), nil
 	}
 	if p.stop == stopCanceled && !p.state.Success() {
 		return Result{}, fmt.Errorf("run %s: %w", name, context.Cause(ctx))
@@ -383,6 +395,18 @@ type process struct {
 	warnings    []string
 	unavailable map[string]string
 	err         error
+	// startErr is why the program could not be started (exec failed):
+	// the commit's fault, not perfbot's.
+	startErr error
+}
+
+// notStarted is the Result of a program that could not be started (not
+// found, not executable, not a program): a crashed run, since it is the
+// commit's doing (its config names the command, its build makes it),
+// with the reason and what to check.
+func notStarted(err error) Result {
+	return Result{Run: analysis.Run{Status: analysis.StatusCrashed,
+		Detail: fmt.Sprintf("could not start: %v (check the benchmark's command in .perfbot.yml, and that the build makes it)", err)}}
 }
 
 // runLocked starts cmd and waits for it on one locked OS thread, so the
@@ -412,7 +436,13 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		gpu.stop()
-		p.err = err
+		// exec failing is the program's doing (the working directory
+		// was checked before); any other failure to start is perfbot's.
+		if pe, ok := errors.AsType[*fs.PathError](err); ok && pe.Op == "fork/exec" {
+			p.startErr = err
+		} else {
+			p.err = err
+		}
 		return p
 	}
 	pid := cmd.Process.Pid

@@ -470,11 +470,11 @@ func TestRunLooksUpTheProgramInTheChildsPATH(t *testing.T) {
 	if err != nil {
 		t.Skip("no true(1) on this machine")
 	}
-	_, err = Run(context.Background(), Spec{Args: []string{"true"}, Env: []string{"PATH=" + t.TempDir()}})
-	if !errors.Is(err, exec.ErrNotFound) {
-		t.Errorf("true with an empty PATH: %v, want ErrNotFound", err)
+	res, err := Run(context.Background(), Spec{Args: []string{"true"}, Env: []string{"PATH=" + t.TempDir()}})
+	if err != nil || res.Run.Status != analysis.StatusCrashed || !strings.Contains(res.Run.Detail, "could not start: true: "+exec.ErrNotFound.Error()) {
+		t.Errorf("true with an empty PATH: %+v, %v; want a crashed run that could not start: not found", res.Run, err)
 	}
-	res, err := Run(context.Background(), Spec{Args: []string{"true"}, Env: []string{"PATH=" + filepath.Dir(truePath)}})
+	res, err = Run(context.Background(), Spec{Args: []string{"true"}, Env: []string{"PATH=" + filepath.Dir(truePath)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,11 +486,42 @@ func TestRunRejectsBadSpecs(t *testing.T) {
 	for name, spec := range map[string]Spec{
 		"no args":       {},
 		"bad env":       {Args: []string{"/bin/true"}, Env: []string{"NOEQUALS"}},
-		"missing":       {Args: []string{"/nonexistent/bench"}},
 		"dir not found": {Args: []string{"/bin/true"}, Dir: "/nonexistent"},
 	} {
 		if _, err := Run(context.Background(), spec); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// A program that cannot be started is the commit's failure, not
+// perfbot's: a crashed run whose detail says why and what to check, as a
+// program that exits 7 is, so that compare stores it and exits 3 rather
+// than stopping with an error.
+func TestRunOfAProgramThatCannotStartIsACrashedRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "bench.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\necho BenchmarkX 1 1 ns/op\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage")
+	if err := os.WriteFile(garbage, []byte("\x00\x01 not a program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, why string }{
+		{"/nonexistent/bench", "no such file or directory"},
+		{notExec, "permission denied"},
+		{garbage, "exec format error"},
+	} {
+		res, err := Run(context.Background(), Spec{Args: []string{c.path}})
+		if err != nil {
+			t.Errorf("%s: error %v; want a crashed run", c.path, err)
+			continue
+		}
+		want := "could not start: fork/exec " + c.path + ": " + c.why + " (check the benchmark's command in .perfbot.yml, and that the build makes it)"
+		if res.Run.Status != analysis.StatusCrashed || res.Run.Detail != want {
+			t.Errorf("%s: %s %q; want crashed %q", c.path, res.Run.Status, res.Run.Detail, want)
 		}
 	}
 }
