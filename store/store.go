@@ -59,6 +59,36 @@ type Options struct {
 	// NoMigrate leaves the schema as it is: the caller runs Migrate (as
 	// perfbot migrate does, to report what it applied).
 	NoMigrate bool
+	// CreateDir creates a SQLite file's missing directory (and its
+	// parents): for the default database, in the user data directory.
+	CreateDir bool
+}
+
+// ErrBadLocation is the error of a SQLite path that cannot hold a
+// database: its directory does not exist (and Options.CreateDir is not
+// set), is not a directory, or is on a filesystem where no file can be
+// created (/proc).
+var ErrBadLocation = errors.New("no place for a database")
+
+// sqliteDir checks, or with create makes, the directory of d's file.
+func sqliteDir(d DSN, create bool) error {
+	dir := filepath.Dir(d.Path)
+	if create {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("create directory: %w", err)
+		}
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: directory %s does not exist: create it first, or give a path in a directory that exists", ErrBadLocation, dir)
+	case err != nil:
+		return fmt.Errorf("directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a directory: give a path in a directory", ErrBadLocation, dir)
+	}
+	return nil
 }
 
 // A DB is an open perfbot database. It is safe for concurrent use.
@@ -80,7 +110,9 @@ var bindSQLite sync.Once
 
 // Open opens the database at dsn (see ParseDSN), checks that it can be
 // reached and, unless opts.NoMigrate is set, applies pending migrations.
-// For SQLite it creates the file and its directory when missing.
+// For SQLite it creates the file when missing, and its directory only with
+// opts.CreateDir: a path someone typed whose directory is missing is a
+// mistake (ErrBadLocation), not a directory to make.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	d, err := ParseDSN(dsn)
 	if err != nil {
@@ -90,8 +122,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// Opening a new file switches it to WAL, a switch that does not
 		// wait on busy_timeout, and then migrates it: processes that open
 		// the same file at once take turns (see lockSQLite).
-		if err := os.MkdirAll(filepath.Dir(d.Path), 0o750); err != nil {
-			return nil, fmt.Errorf("open database %s: create directory: %w", d, err)
+		if err := sqliteDir(d, opts.CreateDir); err != nil {
+			return nil, fmt.Errorf("open database %s: %w", d, err)
 		}
 		unlock, err := lockSQLite(ctx, d.Path)
 		if err != nil {
@@ -257,6 +289,12 @@ func lockSQLite(ctx context.Context, path string) (func(), error) {
 		return nil, fmt.Errorf("another perfbot process has held %s for %v (opening or migrating the database); wait for it to finish or stop it",
 			l.Path(), sqliteLockWait)
 	default:
+		if errors.Is(err, fs.ErrNotExist) {
+			// The directory exists (sqliteDir checked), yet a file
+			// cannot be made in it: /proc, /sys.
+			return nil, fmt.Errorf("%w: no file can be created in %s (creating the lock file %s: %v): give a path on an ordinary filesystem",
+				ErrBadLocation, filepath.Dir(path), l.Path(), err)
+		}
 		return nil, fmt.Errorf("lock %s: %w", l.Path(), err)
 	}
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,7 @@ func TestParseDSN(t *testing.T) {
 	// where the path says.
 	dir := t.TempDir()
 	odd := filepath.Join(dir, "a?b#c%d", "perf bot.db")
-	db, err := store.Open(context.Background(), odd, store.Options{})
+	db, err := store.Open(context.Background(), odd, store.Options{CreateDir: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestOpenUnreachablePostgres(t *testing.T) {
 func TestOpenCreatesDirectory(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "x", "y", "perfbot.db")
-	db, err := store.Open(context.Background(), "sqlite://"+path, store.Options{})
+	db, err := store.Open(context.Background(), "sqlite://"+path, store.Options{CreateDir: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,5 +244,47 @@ func TestSQLiteOpenWaitsForTheLock(t *testing.T) {
 	}
 	if current, latest, err := db.SchemaVersion(context.Background()); err != nil || current != latest {
 		t.Errorf("SchemaVersion after Open = %d, %d, %v; want the schema migrated to the latest version", current, latest, err)
+	}
+}
+
+// A SQLite path someone gave must be in a directory that exists and can
+// hold files: perfbot does not make directories it was not asked to (as
+// root, anywhere), and says what is wrong with the path itself rather
+// than with a lock file. Only Options.CreateDir (the default database)
+// creates the directory.
+func TestOpenSQLiteRefusesAPathWithNoPlaceForTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "x.db"), "directory " + filepath.Join(dir, "missing") + " does not exist: create it first"},
+		{filepath.Join(file, "x.db"), file + " is not a directory"},
+		{"/proc/perfbot-test.db", "no file can be created in /proc"},
+	} {
+		db, err := store.Open(ctx, "sqlite://"+c.path, store.Options{})
+		if err == nil {
+			db.Close()
+			t.Errorf("%s: opened", c.path)
+			continue
+		}
+		if !errors.Is(err, store.ErrBadLocation) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "open database "+c.path) {
+			t.Errorf("%s: %v; want ErrBadLocation saying %q", c.path, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the missing directory was made: %v", err)
+	}
+	nested := filepath.Join(dir, "a", "b", "perfbot.db")
+	db, err := store.Open(ctx, nested, store.Options{CreateDir: true})
+	if err != nil {
+		t.Fatalf("with CreateDir: %v", err)
+	}
+	db.Close()
+	if _, err := os.Stat(nested); err != nil {
+		t.Errorf("with CreateDir the database is not there: %v", err)
 	}
 }

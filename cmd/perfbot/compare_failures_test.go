@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -289,7 +292,18 @@ func TestCompareFromACloneURLUsesAMirror(t *testing.T) {
 
 func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 	t.Parallel()
-	db := "sqlite://" + filepath.Join(t.TempDir(), "sub", "perfbot.db")
+	sub := filepath.Join(t.TempDir(), "sub")
+	db := "sqlite://" + filepath.Join(sub, "perfbot.db")
+	// An explicit path's directory is not made (issue 17): exit 2, nothing created.
+	if _, errOut, code := perfbot(t, "migrate", "--db", db); code != exitUsage || !strings.Contains(errOut, "directory "+sub+" does not exist") {
+		t.Fatalf("migrate into a missing directory: exit %d, err %q; want 2 naming it", code, errOut)
+	}
+	if _, err := os.Stat(sub); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("migrate made %s: %v", sub, err)
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code := perfbot(t, "migrate", "--db", db)
 	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "applied 00002_deliveries.sql") ||
 		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "applied 00004_run_tool.sql") ||

@@ -46,18 +46,29 @@ func (c *common) logger(cmd *cobra.Command) *slog.Logger {
 // openStore opens the configured database, the embedded SQLite file by
 // default, and applies pending migrations.
 func (c *common) openStore(ctx context.Context, cmd *cobra.Command, log *slog.Logger) (*store.DB, error) {
+	return c.openDB(ctx, cmd, store.Options{Logger: log})
+}
+
+// openDB opens the configured database with opts: --db, else the default
+// file, whose directory (the user data directory) it creates. A --db that
+// does not parse, or whose place cannot hold a database, is a usage error.
+func (c *common) openDB(ctx context.Context, cmd *cobra.Command, opts store.Options) (*store.DB, error) {
 	dsn := c.db
 	if dsn == "" {
 		p, err := store.DefaultPath()
 		if err != nil {
 			return nil, err
 		}
-		dsn = p
+		dsn, opts.CreateDir = p, true
 	}
 	if _, err := store.ParseDSN(dsn); err != nil {
 		return nil, usagef(cmd, "--db: %v", err)
 	}
-	return store.Open(ctx, dsn, store.Options{Logger: log})
+	db, err := store.Open(ctx, dsn, opts)
+	if errors.Is(err, store.ErrBadLocation) {
+		return nil, usagef(cmd, "--db: %v", err)
+	}
+	return db, err
 }
 
 func (c *common) dataDirectory() (string, error) {
@@ -110,18 +121,7 @@ func newMigrateCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			dsn := c.db
-			if dsn == "" {
-				p, err := store.DefaultPath()
-				if err != nil {
-					return err
-				}
-				dsn = p
-			}
-			if _, err := store.ParseDSN(dsn); err != nil {
-				return usagef(cmd, "--db: %v", err)
-			}
-			db, err := store.Open(ctx, dsn, store.Options{NoMigrate: true, Logger: c.logger(cmd)})
+			db, err := c.openDB(ctx, cmd, store.Options{NoMigrate: true, Logger: c.logger(cmd)})
 			if err != nil {
 				return err
 			}
