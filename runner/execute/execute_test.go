@@ -34,7 +34,13 @@ func TestMain(m *testing.M) {
 	// A secret only the test process has; TestRunGivesOnlyAllowedEnv
 	// checks that no child sees it.
 	os.Setenv(secretEnv, "hunter2")
-	os.Exit(m.Run())
+	code := m.Run()
+	// The spans program is built once for the whole package (spansBinary),
+	// so no test's TempDir can hold it: its directory goes here.
+	if spansBin != "" {
+		os.RemoveAll(filepath.Dir(spansBin))
+	}
+	os.Exit(code)
 }
 
 // runHelper runs helper name through Run with a 20 s limit unless spec
@@ -53,6 +59,7 @@ func runHelperNVML(t *testing.T, name string, spec Spec, lib nvml.Interface) Res
 	}
 	spec.Args = []string{self}
 	spec.Env = append(spec.Env, helperEnv+"="+name)
+	spec.Env = append(spec.Env, coverEnv(t)...)
 	if spec.Timeout == 0 {
 		spec.Timeout = 20 * time.Second
 	}
@@ -61,6 +68,17 @@ func runHelperNVML(t *testing.T, name string, spec Spec, lib nvml.Interface) Res
 		t.Fatalf("Run(%s): %v", name, err)
 	}
 	return res
+}
+
+// coverEnv is the environment a helper child needs when this test binary
+// was built with -cover: a GOCOVERDIR of its own, or the child adds Go's
+// "GOCOVERDIR not set" warning to the stderr the tests compare. None
+// otherwise.
+func coverEnv(t *testing.T) []string {
+	if testing.CoverMode() == "" {
+		return nil
+	}
+	return []string{"GOCOVERDIR=" + t.TempDir()}
 }
 
 // processValue returns the process sample with unit, failing the test
@@ -456,7 +474,7 @@ func TestRunGivesOnlyAllowedEnv(t *testing.T) {
 		t.Errorf("the child sees given=%q, want given-value", res.Config["given"])
 	}
 	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, helperEnv: true, givenEnv: true,
-		EnvVisibleDevices: true, EnvDeviceOrder: true}
+		EnvVisibleDevices: true, EnvDeviceOrder: true, "GOCOVERDIR": testing.CoverMode() != ""}
 	for name := range strings.SplitSeq(res.Config["envnames"], ",") {
 		if !allowed[name] {
 			t.Errorf("the child has variable %s, which nobody gave it", name)

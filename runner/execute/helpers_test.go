@@ -226,6 +226,9 @@ func startGrandchild(name string, extra []string) *exec.Cmd {
 	self, _ := os.Executable()
 	cmd := exec.Command(self)
 	cmd.Env = append([]string{helperEnv + "=" + name, pidFileEnv + "=" + os.Getenv(pidFileEnv)}, extra...)
+	if d := os.Getenv("GOCOVERDIR"); d != "" { // a -cover build: see coverEnv
+		cmd.Env = append(cmd.Env, "GOCOVERDIR="+d)
+	}
 	cmd.Stderr = os.Stderr
 	return cmd
 }
