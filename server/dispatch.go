@@ -51,24 +51,27 @@ type Dispatcher struct {
 var _ webhook.OnceSink = (*Dispatcher)(nil)
 
 // HandleOnce implements webhook.OnceSink: the delivery ID is recorded in
-// the transaction that inserts the event's jobs.
-func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (duplicate bool, err error) {
-	err = d.Queue.InTx(ctx, func(tx *queue.Tx) error {
+// the transaction that inserts the event's jobs. An event perfbot does not
+// act on (see ignored) is answered as ignored and records nothing.
+func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (webhook.Handled, error) {
+	if _, reason := d.ignored(e); reason != "" {
+		d.logger().Info("event ignored", "delivery", e.DeliveryID(), "repo", e.RepoName(), "reason", reason)
+		return webhook.Handled{Ignored: reason}, nil
+	}
+	var done webhook.Handled
+	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error {
 		first, err := tx.FirstSeen(ctx, e.DeliveryID())
 		if err != nil {
 			return err
 		}
 		if !first {
-			duplicate = true
+			done.Duplicate = true
 			return nil
 		}
 		return d.handle(ctx, tx, e)
 	})
-	return duplicate, err
+	return done, err
 }
-
-// maintainers are the author associations that may command perfbot.
-var maintainers = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
 
 // Handle implements webhook.Sink: the event's jobs commit together,
 // without a delivery record.
@@ -76,12 +79,56 @@ func (d *Dispatcher) Handle(ctx context.Context, e webhook.Event) error {
 	return d.Queue.InTx(ctx, func(tx *queue.Tx) error { return d.handle(ctx, tx, e) })
 }
 
+// repo finds the configured repository named name. GitHub's owner and
+// repository names are not case-sensitive, so neither is the lookup.
+func (d *Dispatcher) repo(name string) (Repo, bool) {
+	if r, ok := d.Repos[name]; ok {
+		return r, true
+	}
+	for n, r := range d.Repos {
+		if strings.EqualFold(n, name) {
+			return r, true
+		}
+	}
+	return Repo{}, false
+}
+
+// ignored returns e's repository and why e queues nothing, or "" when
+// it may queue something: the decisions that need no database, so that
+// HandleOnce makes them before it records the delivery.
+func (d *Dispatcher) ignored(e webhook.Event) (Repo, string) {
+	repo, ok := d.repo(e.RepoName())
+	if !ok {
+		return repo, "repository not configured: " + e.RepoName() + " (add it to repos in the server config)"
+	}
+	switch e := e.(type) {
+	case *webhook.PullRequest:
+		if e.Draft && !repo.Drafts {
+			return repo, "draft pull request; measured once it is ready for review"
+		}
+		if e.Fork && e.Action != "opened" {
+			return repo, "pull request from a fork; not built until a maintainer comments /perfbot run"
+		}
+	case *webhook.Push:
+		if !e.ToDefaultBranch() {
+			return repo, "push to a branch other than the default"
+		}
+		if !repo.Baselines {
+			return repo, "baselines are off for " + repo.Name
+		}
+	}
+	return repo, ""
+}
+
+// maintainers are the author associations that may command perfbot.
+var maintainers = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
+
 // handle inserts e's jobs through q.
 func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event) error {
 	log := d.logger().With("delivery", e.DeliveryID(), "repo", e.RepoName())
-	repo, ok := d.Repos[e.RepoName()]
-	if !ok {
-		log.Info("repository not configured; event ignored (add it to repos in the server config)")
+	repo, reason := d.ignored(e)
+	if reason != "" {
+		log.Info("event ignored", "reason", reason)
 		return nil
 	}
 	switch e := e.(type) {
@@ -96,16 +143,9 @@ func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event) er
 }
 
 func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
-	if e.Draft && !repo.Drafts {
-		log.Info("draft pull request; waiting until it is ready for review")
-		return nil
-	}
-	if e.Fork {
+	if e.Fork { // opened: the others are ignored
 		log.Info("pull request from a fork; not built until a maintainer comments /perfbot run")
-		if e.Action == "opened" {
-			return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
-		}
-		return nil
+		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
 	}
 	ins, err := q.InsertCompare(ctx, repo.Queue, queue.CompareArgs{
 		Repo: repo.Name, PR: e.Number, HeadSHA: e.HeadSHA, BaseSHA: e.BaseSHA,
@@ -165,9 +205,6 @@ func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, 
 }
 
 func (d *Dispatcher) push(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.Push) error {
-	if !e.ToDefaultBranch() || !repo.Baselines {
-		return nil
-	}
 	ins, err := q.InsertBaseline(ctx, repo.Queue, queue.BaselineArgs{
 		Repo: repo.Name, SHA: e.After, CloneURL: cloneURL(repo, e.CloneURL),
 	})

@@ -25,10 +25,19 @@ import (
 // signedDelivery is one webhook delivery as GitHub sends it: a new pull
 // request number pr in acme/prover, its delivery ID and HMAC signature.
 type signedDelivery struct {
-	id   string
-	pr   int
-	body []byte
-	sig  string
+	id    string
+	event string // X-GitHub-Event; "" is pull_request
+	pr    int
+	body  []byte
+	sig   string
+}
+
+// signed makes a delivery of event with payload, signed with secret.
+func signed(secret []byte, event, id string, payload map[string]any) signedDelivery {
+	body, _ := json.Marshal(payload)
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	return signedDelivery{id: id, event: event, body: body, sig: "sha256=" + hex.EncodeToString(m.Sum(nil))}
 }
 
 func newSignedDelivery(secret []byte, pr int) signedDelivery {
@@ -51,7 +60,11 @@ func (d signedDelivery) send(url string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set("X-GitHub-Event", "pull_request")
+	event := d.event
+	if event == "" {
+		event = "pull_request"
+	}
+	req.Header.Set("X-GitHub-Event", event)
 	req.Header.Set("X-GitHub-Delivery", d.id)
 	req.Header.Set("X-Hub-Signature-256", d.sig)
 	resp, err := http.DefaultClient.Do(req)

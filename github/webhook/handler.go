@@ -53,10 +53,19 @@ type Sink interface {
 // one, the Handler calls HandleOnce and leaves Deliveries unused.
 type OnceSink interface {
 	Sink
-	// HandleOnce handles e unless its delivery ID was handled before
-	// (then it does nothing and returns duplicate true). An error means
-	// nothing was recorded or queued.
-	HandleOnce(ctx context.Context, e Event) (duplicate bool, err error)
+	// HandleOnce handles e unless its delivery ID was handled before.
+	// An error means nothing was recorded or queued.
+	HandleOnce(ctx context.Context, e Event) (Handled, error)
+}
+
+// Handled says what a OnceSink did with an event that it did not fail on.
+type Handled struct {
+	// Duplicate: the delivery ID was handled before; nothing was done.
+	Duplicate bool
+	// Ignored, when set, says why the event queues nothing (an
+	// unconfigured repository, a draft): nothing was recorded, and the
+	// Handler answers "ignored: " and the reason.
+	Ignored string
 }
 
 // Deliveries remembers which X-GitHub-Delivery IDs were handed to the
@@ -210,13 +219,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) result {
 // deliver hands ev to the Sink once per delivery ID.
 func (h *Handler) deliver(ctx context.Context, ev Event) result {
 	if s, ok := h.Sink.(OnceSink); ok {
-		dup, err := s.HandleOnce(ctx, ev)
+		done, err := s.HandleOnce(ctx, ev)
 		switch {
 		case err != nil:
 			return result{status: http.StatusInternalServerError, text: "internal error: event not queued; redeliver it", outcome: OutcomeError, event: ev,
 				err: fmt.Errorf("sink: %w", err)}
-		case dup:
+		case done.Duplicate:
 			return result{status: http.StatusOK, text: "duplicate delivery", outcome: OutcomeDuplicate, event: ev}
+		case done.Ignored != "":
+			res := ignored(done.Ignored)
+			res.event = ev
+			return res
 		}
 		return result{status: http.StatusAccepted, text: "accepted", outcome: OutcomeAccepted, event: ev}
 	}
