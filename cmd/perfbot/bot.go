@@ -156,6 +156,25 @@ func pruneDeliveries(ctx context.Context, db *store.DB, log *slog.Logger) {
 	}
 }
 
+// httpLimits bound what one client can hold of perfbot serve's (and a
+// worker's /metrics) HTTP server: a client that sends its headers slowly
+// (slow-loris), sends a body slowly, reads the answer slowly or keeps an
+// idle connection open is cut off after these; headers are capped in
+// size. GitHub sends a delivery's headers and body at once and waits up to
+// 10 s for the answer.
+type httpLimits struct {
+	header, read, write, idle time.Duration
+	maxHeaderBytes            int
+}
+
+var defaultHTTPLimits = httpLimits{header: 5 * time.Second, read: 30 * time.Second, write: 30 * time.Second,
+	idle: 2 * time.Minute, maxHeaderBytes: 64 << 10}
+
+func newHTTPServer(h http.Handler, l httpLimits) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: l.header, ReadTimeout: l.read, WriteTimeout: l.write,
+		IdleTimeout: l.idle, MaxHeaderBytes: l.maxHeaderBytes}
+}
+
 // listenAndServe serves h on addr (":8080" when empty) until ctx ends,
 // then shuts down gracefully.
 func listenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
@@ -166,7 +185,7 @@ func listenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	srv := newHTTPServer(h, defaultHTTPLimits)
 	log.Info("listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
