@@ -103,10 +103,12 @@ func loadBotConfig(path string) (*botConfig, error) {
 		if _, err := github.ParseRepo(r.Name); err != nil {
 			bad("repos[%d]: name %q: write it as owner/name", i, r.Name)
 		}
-		if seen[r.Name] {
-			bad("repos[%d]: %s is listed twice", i, r.Name)
+		// GitHub's names are not case-sensitive, and neither is the
+		// dispatcher's lookup: A/B and a/b are one repository.
+		if seen[strings.ToLower(r.Name)] {
+			bad("repos[%d]: %s is listed twice (names are not case-sensitive)", i, r.Name)
 		}
-		seen[r.Name] = true
+		seen[strings.ToLower(r.Name)] = true
 		if r.Queue == queue.ControlQueue {
 			bad("repos[%d]: queue %q is perfbot serve's own; name the GPU hosts' queue (default %q)", i, r.Queue, queue.DefaultQueue)
 		}

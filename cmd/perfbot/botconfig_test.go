@@ -33,6 +33,7 @@ func TestServerConfigErrorsSayWhatToFix(t *testing.T) {
 		{"no repos", "listen: ':1'\n", "repos: none listed"},
 		{"bad repo name", "repos: [{name: prover}]\n", `name "prover": write it as owner/name`},
 		{"twice", "repos: [{name: a/b}, {name: a/b}]\n", "a/b is listed twice"},
+		{"twice in another case", "repos: [{name: acme/prover}, {name: ACME/Prover}]\n", "ACME/Prover is listed twice (names are not case-sensitive)"},
 		{"half an app", "github: {app_id: 3}\nrepos: [{name: a/b}]\n", "app_id, installation_id and private_key_file together"},
 		{"bad timeout", "job_timeout: soon\nrepos: [{name: a/b}]\n", `job_timeout: "soon"`},
 		{"control queue", "repos: [{name: a/b, queue: control}]\n", `queue "control" is perfbot serve's own`},
