@@ -493,12 +493,18 @@ func TestCompareLeavesItsInputUntouched(t *testing.T) {
 // each: the i-th run's mean SM clock is clocks[i] and its throttled
 // fraction fractions[i].
 func withGPU(runs []Run, benchmark string, clocks, fractions []float64) []Run {
+	return withProcess(runs, benchmark, []string{GPUSMClockMeanUnit, GPUThrottledFractionUnit}, clocks, fractions)
+}
+
+// withProcess returns runs with process samples of benchmark added: the
+// i-th run gets values[j][i] in units[j].
+func withProcess(runs []Run, benchmark string, units []string, values ...[]float64) []Run {
 	out := make([]Run, len(runs))
 	for i, run := range runs {
-		run.Samples = append(slices.Clone(run.Samples),
-			Sample{Key{benchmark, "", GPUSMClockMeanUnit}, clocks[i]},
-			Sample{Key{benchmark, "", GPUThrottledFractionUnit}, fractions[i]},
-		)
+		run.Samples = slices.Clone(run.Samples)
+		for j, unit := range units {
+			run.Samples = append(run.Samples, Sample{Key{benchmark, "", unit}, values[j][i]})
+		}
 		out[i] = run
 	}
 	return out
@@ -613,15 +619,7 @@ func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 // withEnergy adds GPU energy and utilization samples of benchmark to
 // every run: energy[i] joules at util[i] percent busy.
 func withEnergy(runs []Run, benchmark string, energy, util []float64) []Run {
-	out := make([]Run, len(runs))
-	for i, run := range runs {
-		run.Samples = append(slices.Clone(run.Samples),
-			Sample{Key{benchmark, "", GPUEnergyUnit}, energy[i]},
-			Sample{Key{benchmark, "", GPUUtilMeanUnit}, util[i]},
-		)
-		out[i] = run
-	}
-	return out
+	return withProcess(runs, benchmark, []string{GPUEnergyUnit, GPUUtilMeanUnit}, energy, util)
 }
 
 // A CPU-backend benchmark on a GPU host: head's runs are longer, so the

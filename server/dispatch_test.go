@@ -60,7 +60,13 @@ func (e *dispatchEnv) handle(t *testing.T, ev webhook.Event) {
 // jobs returns every job, oldest first.
 func (e *dispatchEnv) jobs(t *testing.T) []job {
 	t.Helper()
-	rows, err := e.db.SQL().Query(`SELECT kind, queue, state::text, args FROM river_job ORDER BY id`)
+	return riverJobs(t, e.db)
+}
+
+// riverJobs returns every job in db, oldest first.
+func riverJobs(t *testing.T, db *store.DB) []job {
+	t.Helper()
+	rows, err := db.SQL().Query(`SELECT kind, queue, state::text, args FROM river_job ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,13 @@
 package server
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/github/webhook"
-	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -23,34 +19,12 @@ import (
 // a repository is found whatever the case of its name in the payload, as
 // GitHub's names are not case-sensitive.
 func TestIgnoredEventsAreAnsweredAsSuchAndWriteNothing(t *testing.T) {
-	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.FreshPostgres(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	q, err := queue.New(db, queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	secret := []byte("ignored-secret")
-	srv := httptest.NewServer(New(Config{
-		Webhook: &webhook.Handler{Secret: secret,
-			Sink: &Dispatcher{Repos: map[string]Repo{"acme/prover": {Name: "acme/prover", Queue: "gpu", Baselines: true}}, Queue: q}},
-		Metrics: NewMetrics(Counts{}, nil),
-	}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + "/webhook"
+	url, srv, db := webhookServer(t, storetest.FreshPostgres(t), secret,
+		map[string]Repo{"acme/prover": {Name: "acme/prover", Queue: "gpu", Baselines: true}})
 
 	pull := func(id, repoName string, pr int, draft bool) signedDelivery {
-		repo := map[string]any{"id": 1, "full_name": repoName, "clone_url": "https://github.com/" + repoName + ".git"}
-		return signed(secret, "pull_request", id, map[string]any{
-			"action": "opened", "number": pr,
-			"pull_request": map[string]any{"number": pr, "draft": draft,
-				"head": map[string]any{"ref": "f", "sha": fmt.Sprintf("%040x", 0x1000+pr), "repo": repo},
-				"base": map[string]any{"ref": "main", "sha": fmt.Sprintf("%040x", 0xba5e), "repo": repo}},
-			"repository": repo, "sender": map[string]any{"login": "ada"},
-		})
+		return signed(secret, "pull_request", id, pullPayload(repoName, "opened", pr, fmt.Sprintf("%040x", 0x1000+pr), draft))
 	}
 	push := func(id, ref string) signedDelivery {
 		repo := map[string]any{"id": 1, "full_name": "acme/prover", "default_branch": "main", "clone_url": "https://github.com/acme/prover.git"}

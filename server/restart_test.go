@@ -1,80 +1,16 @@
 package server
 
 import (
-	"bytes"
-	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/github/webhook"
-	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 	"github.com/perfbot/perfbot/store/storetest"
 )
-
-// signedDelivery is one webhook delivery as GitHub sends it: a new pull
-// request number pr in acme/prover, its delivery ID and HMAC signature.
-type signedDelivery struct {
-	id    string
-	event string // X-GitHub-Event; "" is pull_request
-	pr    int
-	body  []byte
-	sig   string
-}
-
-// signed makes a delivery of event with payload, signed with secret.
-func signed(secret []byte, event, id string, payload map[string]any) signedDelivery {
-	body, _ := json.Marshal(payload)
-	m := hmac.New(sha256.New, secret)
-	m.Write(body)
-	return signedDelivery{id: id, event: event, body: body, sig: "sha256=" + hex.EncodeToString(m.Sum(nil))}
-}
-
-func newSignedDelivery(secret []byte, pr int) signedDelivery {
-	repo := map[string]any{"id": 1, "full_name": "acme/prover", "clone_url": "https://github.com/acme/prover.git"}
-	body, _ := json.Marshal(map[string]any{
-		"action": "opened", "number": pr,
-		"pull_request": map[string]any{"number": pr, "draft": false,
-			"head": map[string]any{"ref": "f", "sha": fmt.Sprintf("%040x", 0x1000+pr), "repo": repo},
-			"base": map[string]any{"ref": "main", "sha": fmt.Sprintf("%040x", 0xba5e), "repo": repo}},
-		"repository": repo, "sender": map[string]any{"login": "ada"},
-	})
-	m := hmac.New(sha256.New, secret)
-	m.Write(body)
-	return signedDelivery{id: fmt.Sprintf("restart-%d", pr), pr: pr, body: body, sig: "sha256=" + hex.EncodeToString(m.Sum(nil))}
-}
-
-// send posts d and returns the status and the answer's text.
-func (d signedDelivery) send(url string) (int, string, error) {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(d.body))
-	if err != nil {
-		return 0, "", err
-	}
-	event := d.event
-	if event == "" {
-		event = "pull_request"
-	}
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", d.id)
-	req.Header.Set("X-Hub-Signature-256", d.sig)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	text, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(bytes.TrimSpace(text)), nil
-}
 
 // TestNoDeliveryIsLostWhenPostgreSQLRestartsMidBurst is issue 17's first
 // bug: 400 signed pull_request deliveries (distinct PRs, 8 senders at
@@ -91,29 +27,16 @@ func TestNoDeliveryIsLostWhenPostgreSQLRestartsMidBurst(t *testing.T) {
 		t.Skip("starts its own PostgreSQL and restarts it: skipped in -short mode")
 	}
 	pg := storetest.OwnPostgres(t)
-	ctx := context.Background()
-	db, err := store.Open(ctx, pg.DSN, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	q, err := queue.New(db, queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	secret := []byte("restart-secret")
-	srv := httptest.NewServer(New(Config{
-		Webhook: &webhook.Handler{Secret: secret,
-			Sink: &Dispatcher{Repos: map[string]Repo{"acme/prover": {Name: "acme/prover", Queue: "gpu"}}, Queue: q}},
-		Metrics: NewMetrics(Counts{}, nil),
-	}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + "/webhook"
+	url, _, db := webhookServer(t, pg.DSN, secret, proverRepo)
 
 	const n, senders, restartAfter = 400, 8, 120
 	deliveries := make([]signedDelivery, n)
 	for i := range deliveries {
-		deliveries[i] = newSignedDelivery(secret, i+1)
+		pr := i + 1
+		deliveries[i] = signed(secret, "pull_request", fmt.Sprintf("restart-%d", pr),
+			pullPayload("acme/prover", "opened", pr, fmt.Sprintf("%040x", 0x1000+pr), false))
+		deliveries[i].pr = pr
 	}
 	var answered atomic.Int64
 	restarted := make(chan struct{})
@@ -187,33 +110,14 @@ func TestNoDeliveryIsLostWhenPostgreSQLRestartsMidBurst(t *testing.T) {
 	}
 
 	compares, queued := map[int]int{}, map[int]int{}
-	rows, err := db.SQL().Query(`SELECT kind, args FROM river_job`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind string
-		var raw []byte
-		if err := rows.Scan(&kind, &raw); err != nil {
-			t.Fatal(err)
-		}
-		var args struct {
-			PR         int    `json:"pr"`
-			CheckTitle string `json:"check_title"`
-		}
-		if err := json.Unmarshal(raw, &args); err != nil {
-			t.Fatal(err)
-		}
+	for _, j := range riverJobs(t, db) {
+		pr := int(j.Args["pr"].(float64))
 		switch {
-		case kind == queue.KindCompare:
-			compares[args.PR]++
-		case kind == queue.KindNotify && args.CheckTitle == "Queued":
-			queued[args.PR]++
+		case j.Kind == queue.KindCompare:
+			compares[pr]++
+		case j.Kind == queue.KindNotify && j.Args["check_title"] == "Queued":
+			queued[pr]++
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	lost, doubled := 0, 0
 	for _, d := range deliveries {

@@ -216,22 +216,22 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) result {
 	return h.deliver(r.Context(), ev)
 }
 
-// deliver hands ev to the Sink once per delivery ID.
+// deliver hands ev to the Sink once per delivery ID: a OnceSink keeps
+// the ID itself; any other Sink is guarded by Deliveries, if set.
 func (h *Handler) deliver(ctx context.Context, ev Event) result {
 	if s, ok := h.Sink.(OnceSink); ok {
 		done, err := s.HandleOnce(ctx, ev)
 		switch {
 		case err != nil:
-			return result{status: http.StatusInternalServerError, text: "internal error: event not queued; redeliver it", outcome: OutcomeError, event: ev,
-				err: fmt.Errorf("sink: %w", err)}
+			return notQueued(ev, fmt.Errorf("sink: %w", err))
 		case done.Duplicate:
-			return result{status: http.StatusOK, text: "duplicate delivery", outcome: OutcomeDuplicate, event: ev}
+			return duplicate(ev)
 		case done.Ignored != "":
 			res := ignored(done.Ignored)
 			res.event = ev
 			return res
 		}
-		return result{status: http.StatusAccepted, text: "accepted", outcome: OutcomeAccepted, event: ev}
+		return accepted(ev)
 	}
 	id := ev.DeliveryID()
 	if h.Deliveries != nil {
@@ -241,7 +241,7 @@ func (h *Handler) deliver(ctx context.Context, ev Event) result {
 				err: fmt.Errorf("record delivery: %w", err)}
 		}
 		if !first {
-			return result{status: http.StatusOK, text: "duplicate delivery", outcome: OutcomeDuplicate, event: ev}
+			return duplicate(ev)
 		}
 	}
 	if err := h.Sink.Handle(ctx, ev); err != nil {
@@ -253,9 +253,22 @@ func (h *Handler) deliver(ctx context.Context, ev Event) result {
 			}
 			cancel()
 		}
-		return result{status: http.StatusInternalServerError, text: "internal error: event not queued; redeliver it", outcome: OutcomeError, event: ev, err: err}
+		return notQueued(ev, err)
 	}
+	return accepted(ev)
+}
+
+func accepted(ev Event) result {
 	return result{status: http.StatusAccepted, text: "accepted", outcome: OutcomeAccepted, event: ev}
+}
+
+func duplicate(ev Event) result {
+	return result{status: http.StatusOK, text: "duplicate delivery", outcome: OutcomeDuplicate, event: ev}
+}
+
+// notQueued is the answer when the Sink failed: nothing was kept.
+func notQueued(ev Event, err error) result {
+	return result{status: http.StatusInternalServerError, text: "internal error: event not queued; redeliver it", outcome: OutcomeError, event: ev, err: err}
 }
 
 func ignored(reason string) result {

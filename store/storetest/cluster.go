@@ -6,7 +6,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 	"testing"
 )
 
@@ -120,16 +120,10 @@ func serverBinaries() string {
 	return ""
 }
 
-// versionOf reads the major version of /usr/lib/postgresql/N/bin.
+// versionOf reads the major version N of /usr/lib/postgresql/N/bin (0
+// for a directory not named so).
 func versionOf(dir string) int {
-	v := filepath.Base(filepath.Dir(dir))
-	n := 0
-	for _, r := range strings.TrimSpace(v) {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = 10*n + int(r-'0')
-	}
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
 	return n
 }
 
