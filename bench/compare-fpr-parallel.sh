@@ -79,7 +79,7 @@ rm -f "$out/.stopped"
 [ "$rc" -eq 0 ] || echo "compare-fpr-parallel: an instance failed; see $out/*/log.txt" >&2
 
 # One summary: every instance's reports, renumbered into OUTDIR/all, read
-# by compare-fpr.sh itself (UNTIL in the past: it starts no comparison).
+# by compare-fpr.sh itself (SUMMARY_ONLY: it starts no comparison).
 rm -rf "$out/all"
 mkdir -p "$out/all"
 a=0 q=0
@@ -89,7 +89,7 @@ for k in $(seq 0 $((p - 1))); do
 done
 m=$((a > q ? a : q))
 [ "$m" -gt 0 ] || { echo "compare-fpr-parallel: no comparison finished" >&2; exit 1; }
-UNTIL="-1 min" "$top/bench/compare-fpr.sh" "$out/all" "$m" > "$out/all/log.txt" 2>&1 || rc=1
+env -u UNTIL SUMMARY_ONLY=1 "$top/bench/compare-fpr.sh" "$out/all" "$m" > "$out/all/log.txt" 2>&1 || rc=1
 [ "$stopped" -eq 0 ] || echo "stopped after ${STOP_AFTER} s (STOP_AFTER): $stopped of $p instances were cut off; the comparisons they had in progress are not counted" >> "$out/all/summary.txt"
 cat "$out/all/summary.txt"
 # Each instance's meter, from its database (a stopped instance wrote no

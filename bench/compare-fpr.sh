@@ -37,7 +37,8 @@
 # measurement too long for one sitting can be split that way. An OUTDIR
 # that already holds a kind-i.json skips that comparison, so an interrupted
 # run resumes where it stopped. UNTIL=TIME (anything `date -d` reads, e.g.
-# 09:50) starts no comparison after TIME; the summary counts the stored ones.
+# 09:50; a time already past is refused) starts no comparison after TIME;
+# the summary counts the stored ones. SUMMARY_ONLY=1 starts none at all.
 #
 # On a machine without Go (the GPU host), REPO=DIR PERFBOT=BIN skip the
 # clone, the planting and the builds: DIR is a prepared repository whose
@@ -65,7 +66,18 @@ case $plant in '' | *[!0-9]*) echo "compare-fpr: PLANT_PCT is a whole percentage
 case ${ALPHA:-} in '' | 0.[0-9]*) ;; *) echo "compare-fpr: ALPHA is a level such as 0.01, not '$ALPHA'" >&2; exit 2 ;; esac
 case ${LOAD:-0} in *[!0-9]*) echo "compare-fpr: LOAD is a number of load workers, not '$LOAD'" >&2; exit 2 ;; esac
 until=
-if [ -n "${UNTIL:-}" ]; then until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }; fi
+if [ -n "${UNTIL:-}" ]; then
+  until=$(date -d "$UNTIL" +%s) || { echo "compare-fpr: UNTIL is a time date -d reads, not '$UNTIL'" >&2; exit 2; }
+  # A bare time is today's: after midnight's wrap it is already past and
+  # would start nothing at all.
+  if [ "$until" -le "$(date +%s)" ]; then
+    echo "compare-fpr: UNTIL '$UNTIL' is $(date -d "@$until" '+%F %H:%M'), already past: no comparison would start (give a later time, e.g. 'tomorrow $UNTIL')" >&2
+    exit 2
+  fi
+fi
+# SUMMARY_ONLY=1 starts no comparison: it summarises the reports OUTDIR
+# holds (compare-fpr-parallel.sh's merged summary).
+if [ "${SUMMARY_ONLY:-}" = 1 ]; then until=0; fi
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${PREPARE:-}" ]; then
   mkdir -p "$out"

@@ -95,6 +95,7 @@ func TestCompareFPRRefusesBadInput(t *testing.T) {
 		{"no repository", []string{"REPO=/nonexistent/repo", "PERFBOT=/bin/true"}, "REPO=/nonexistent/repo is not a directory"},
 		{"repository without a base", []string{"REPO=" + notRepo, "PERFBOT=/bin/true"}, "is not a git repository with a base (HEAD~1) and a planted HEAD"},
 		{"bad UNTIL", []string{"UNTIL=not a time", "REPO=" + repo, "PERFBOT=/bin/true"}, "UNTIL is a time date -d reads, not 'not a time'"},
+		{"past UNTIL", []string{"UNTIL=2020-01-01 00:00", "REPO=" + repo, "PERFBOT=/bin/true"}, "already past: no comparison would start"},
 		{"bad PLANT_PCT", []string{"PLANT_PCT=5%"}, "PLANT_PCT is a whole percentage, not '5%'"},
 		{"bad ORDER", []string{"ORDER=backwards"}, "ORDER is random, abba or alternate, not 'backwards'"},
 		{"bad ALPHA", []string{"ALPHA=1%"}, "ALPHA is a level such as 0.01, not '1%'"},

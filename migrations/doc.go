@@ -4,5 +4,9 @@
 // repos, commits, runs, samples and comparisons; 00002_deliveries.sql adds
 // webhook deliveries, 00003_profiles.sql the profiles benchmark runs
 // wrote, 00004_run_tool.sql the tool a run ran under (callgrind),
-// 00005_run_kind_bisect.sql the run kind 'bisect'.
+// 00005_run_kind_bisect.sql the run kind 'bisect', 00006 the changes a
+// PR comment reported, 00007 a run key on samples, 00008 the spans of a
+// run's phases, 00009_sessions.sql the sessions (one compare, baseline or
+// bisect attempt) a run belongs to, so that the runs of an attempt that was
+// killed are kept but never reused as a baseline.
 package migrations

@@ -97,7 +97,7 @@ func (r *Runner) Backfill(ctx context.Context, req BackfillRequest) (*BackfillRe
 		}
 		runs, err := r.Store.Runs(ctx, store.RunQuery{
 			Repo: ws.Source(), Commits: []string{c.SHA}, Kind: store.KindBaseline,
-			ConfigHash: cfg.Hash(), Machine: machine, Limit: 1,
+			ConfigHash: cfg.Hash(), Machine: machine, Limit: 1, Whole: true,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("backfill: %w", err)

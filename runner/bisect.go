@@ -145,7 +145,10 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
 
 	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, producers: map[int]bool{}}
-	b.ss = r.newSession(ctx, ws, cfg, store.KindBisect)
+	if b.ss, err = r.newSession(ctx, ws, cfg, store.KindBisect); err != nil {
+		return nil, err
+	}
+	defer b.ss.end(ctx)
 	seed := b.ss.seed(req.Seed)
 	b.machine, b.hash = b.ss.env.ID(), cfg.Hash()
 	b.count = b.ss.count(req.Count)
@@ -375,7 +378,7 @@ func (b *bisection) resolveKey(ctx context.Context, goodP, badP *probe) error {
 	}
 	recs, err := b.r.Store.Runs(ctx, store.RunQuery{
 		Repo: b.ws.Source(), Commits: []string{goodP.commit.SHA}, ConfigHash: b.hash, Machine: b.machine,
-		Status: analysis.StatusOK, Limit: 20,
+		Status: analysis.StatusOK, Limit: 20, Whole: true, Own: b.ss.id,
 	})
 	if err != nil {
 		return fmt.Errorf("read stored runs of %s: %w", goodP.commit.Short(), err)
@@ -451,7 +454,7 @@ func (b *bisection) loadStored(ctx context.Context, ps ...*probe) error {
 		shas[i] = p.commit.SHA
 	}
 	vs, err := b.r.Store.RunValues(ctx, store.ValuesQuery{
-		Repo: b.ws.Source(), Commits: shas, ConfigHash: b.hash, Machine: b.machine, Key: b.key,
+		Repo: b.ws.Source(), Commits: shas, ConfigHash: b.hash, Machine: b.machine, Key: b.key, Own: b.ss.id,
 	})
 	if err != nil {
 		return fmt.Errorf("read stored runs: %w", err)
@@ -775,6 +778,7 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 	side := func(c workspace.Commit) ([]analysis.Run, []int64, error) {
 		recs, err := b.r.Store.Runs(ctx, store.RunQuery{
 			Repo: b.ws.Source(), Commits: []string{c.SHA}, ConfigHash: b.hash, Machine: b.machine, Status: analysis.StatusOK,
+			Whole: true, Own: b.ss.id,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("read stored runs of %s: %w", c.Short(), err)

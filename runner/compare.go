@@ -123,7 +123,11 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if kind == "" {
 		kind = store.KindCompare
 	}
-	ss := r.newSession(ctx, ws, cfg, kind)
+	ss, err := r.newSession(ctx, ws, cfg, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.end(ctx)
 	count := ss.count(req.Count)
 	maxCount := max(count, ss.cfg.MaxCount)
 	if req.MaxCount > 0 {
@@ -309,7 +313,11 @@ func (r *Runner) baseline(ctx context.Context, ws *workspace.Workspace, c worksp
 	if err := checkValgrind(cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	ss := r.newSession(ctx, ws, cfg, store.KindBaseline)
+	ss, err := r.newSession(ctx, ws, cfg, store.KindBaseline)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.end(ctx)
 	s := ss.newSide("rev", c, cfg)
 	if err := ss.build(ctx, s); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +23,13 @@ import (
 
 // A Store keeps runs and comparisons. *store.DB satisfies it.
 type Store interface {
+	// BeginSession, EndSession and AbandonSessions tie every run to the
+	// session (one process's comparison, baseline or bisection) that
+	// made it, so that a killed process's runs are not reused as if
+	// their set were whole.
+	BeginSession(ctx context.Context, s store.Session) (int64, error)
+	EndSession(ctx context.Context, id int64) error
+	AbandonSessions(ctx context.Context, gone func(owner string) bool) ([]store.Session, error)
 	SaveRun(ctx context.Context, r *store.RunRecord) (int64, error)
 	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
 	SaveComparison(ctx context.Context, c *store.Comparison) (int64, error)
@@ -95,6 +104,7 @@ func (ss *session) newSide(name string, commit workspace.Commit, cfg *Config) *s
 
 // session is one revision set being measured under one config.
 type session struct {
+	id     int64 // the stored session its runs belong to
 	r      *Runner
 	ws     *workspace.Workspace
 	cfg    *Config
@@ -114,13 +124,59 @@ type session struct {
 	sched, warm *scheduler
 }
 
-func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) *session {
+func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
 	ss := &session{r: r, ws: ws, cfg: cfg, kind: kind, env: r.env(ctx)}
 	e, _ := json.Marshal(ss.env) // plain data always marshals
 	c, _ := json.Marshal(cfg)
 	ss.envJSON, ss.cfgJSON = string(e), string(c)
 	ss.seed(0)
-	return ss
+	gone, err := r.Store.AbandonSessions(ctx, system.OwnerGone)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gone {
+		r.log().Warn("session abandoned: its process is gone; its runs are kept but not reused", "session", g.ID,
+			"kind", g.Kind, "repo", g.Repo, "label", g.Label, "started", g.StartedAt.Format(time.RFC3339))
+	}
+	ss.id, err = r.Store.BeginSession(ctx, store.Session{Repo: ws.Source(), Kind: kind, Owner: system.Owner(), Label: sessionLabel(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	r.log().Info("session", "id", ss.id, "kind", kind)
+	return ss, nil
+}
+
+// end ends the session: its runs are whole and may be reused. It runs
+// after a cancellation too (the process is alive and stored every run
+// it kept); a session it cannot end stays running, and the next session
+// on this host, once this process is gone, marks it abandoned.
+func (ss *session) end(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := ss.r.Store.EndSession(ctx, ss.id); err != nil {
+		ss.r.log().Warn("session not ended: its runs will not be reused", "session", ss.id, "err", err)
+	}
+}
+
+type sessionLabelKey struct{}
+
+// WithSessionLabel returns ctx carrying label, which the sessions that
+// Compare, Baseline, Backfill and Bisect store under ctx record as what
+// ran them (a job and its attempt). Without one they record the
+// process's command.
+func WithSessionLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, sessionLabelKey{}, label)
+}
+
+func sessionLabel(ctx context.Context) string {
+	if l, ok := ctx.Value(sessionLabelKey{}).(string); ok {
+		return l
+	}
+	var words []string
+	for _, a := range os.Args[:min(2, len(os.Args))] {
+		words = append(words, filepath.Base(a))
+	}
+	return strings.Join(words, " ")
 }
 
 // seed orders the session's rounds by the config's order with seed, or
@@ -280,6 +336,7 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		Samples:    run.Samples,
 		Profiles:   run.Profiles,
 		Spans:      run.Spans,
+		SessionID:  ss.id,
 	}
 	id, err := ss.r.Store.SaveRun(ctx, rec)
 	if err != nil {

@@ -25,6 +25,7 @@ func (db *DB) History(ctx context.Context, q HistoryQuery) (map[analysis.Key][]f
 	f.add("r.kind = ?", string(KindBaseline))
 	f.add("r.status = ?", string(analysis.StatusOK))
 	f.add("r.tool = ''")
+	f.addWhole(0)
 	if q.Machine != "" {
 		f.add("r.machine = ?", q.Machine)
 	}

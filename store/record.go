@@ -75,6 +75,10 @@ type RunRecord struct {
 	// Spans are the run's span lines (when each phase of each proof
 	// ran), stored with it as one JSON value.
 	Spans []analysis.Span
+	// SessionID is the session that made the run (BeginSession), or 0
+	// for none. Runs returns it with the session's state.
+	SessionID    int64
+	SessionState SessionState
 }
 
 // MaxProfileBytes is the largest profile SaveRun stores: 64 MiB, what
@@ -135,10 +139,16 @@ type RunQuery struct {
 	// Profiles loads each run's profiles into RunRecord.Profiles too;
 	// they may be large, so only when asked.
 	Profiles bool
+	// Whole keeps only runs whose set is whole: stored by a session
+	// that ended, or without a session; and the runs of session Own,
+	// the caller's own, when Own is not 0. A killed process's runs
+	// (its session running or abandoned) are left out.
+	Whole bool
+	Own   int64
 }
 
 // A HistoryQuery selects the ok baseline runs of one repository that
-// History reads.
+// History reads: only whole ones (see RunQuery.Whole).
 type HistoryQuery struct {
 	Repo string
 	// Machine and ConfigHash, when set, keep runs of that machine and

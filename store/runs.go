@@ -40,6 +40,10 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 	columns, values := "", ""
 	args := []any{repoID, r.Commit.SHA, string(r.Kind), r.ConfigHash, dbText(r.Config), r.Machine, dbText(r.Env),
 		dbTime{r.StartedAt}, dbTime{r.EndedAt}, string(r.Status), r.Detail, r.Tool}
+	if r.SessionID != 0 {
+		columns, values = ", session_id", ", ?"
+		args = append(args, r.SessionID)
+	}
 	if len(r.Spans) > 0 {
 		// Named only when there are some: a run without spans goes in
 		// as it did before the column existed (NULL).
@@ -47,7 +51,7 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("save run: spans: %w", err)
 		}
-		columns, values = ", spans", ", ?"
+		columns, values = columns+", spans", values+", ?"
 		args = append(args, dbText(b))
 	}
 	var id int64
@@ -212,32 +216,36 @@ func (db *DB) Profiles(ctx context.Context, runIDs []int64) (map[int64][]analysi
 
 // runRow is one row of runQuery.
 type runRow struct {
-	ID         int64  `db:"id"`
-	Repo       string `db:"repo"`
-	CommitSHA  string `db:"commit_sha"`
-	Parents    string `db:"parents"`
-	AuthorTime dbTime `db:"author_time"`
-	Subject    string `db:"subject"`
-	Kind       string `db:"kind"`
-	ConfigHash string `db:"config_hash"`
-	Config     dbText `db:"config"`
-	Machine    string `db:"machine"`
-	Env        dbText `db:"env"`
-	StartedAt  dbTime `db:"started_at"`
-	EndedAt    dbTime `db:"ended_at"`
-	Status     string `db:"status"`
-	Detail     string `db:"detail"`
-	Tool       string `db:"tool"`
-	Spans      dbText `db:"spans"`
+	ID         int64          `db:"id"`
+	Repo       string         `db:"repo"`
+	CommitSHA  string         `db:"commit_sha"`
+	Parents    string         `db:"parents"`
+	AuthorTime dbTime         `db:"author_time"`
+	Subject    string         `db:"subject"`
+	Kind       string         `db:"kind"`
+	ConfigHash string         `db:"config_hash"`
+	Config     dbText         `db:"config"`
+	Machine    string         `db:"machine"`
+	Env        dbText         `db:"env"`
+	StartedAt  dbTime         `db:"started_at"`
+	EndedAt    dbTime         `db:"ended_at"`
+	Status     string         `db:"status"`
+	Detail     string         `db:"detail"`
+	Tool       string         `db:"tool"`
+	Spans      dbText         `db:"spans"`
+	SessionID  sql.NullInt64  `db:"session_id"`
+	State      sql.NullString `db:"session_state"`
 }
 
 const runQuery = `
 	SELECT r.id, p.name AS repo, r.commit_sha, c.parents, c.author_time, c.subject,
 	       r.kind, r.config_hash, r.config, r.machine, r.env,
-	       r.started_at, r.ended_at, r.status, r.detail, r.tool, r.spans
+	       r.started_at, r.ended_at, r.status, r.detail, r.tool, r.spans,
+	       r.session_id, x.state AS session_state
 	FROM runs r
 	JOIN repos p ON p.id = r.repo_id
-	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha`
+	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha
+	LEFT JOIN sessions x ON x.id = r.session_id`
 
 // Runs returns the runs q selects with their samples, oldest first, and
 // with their profiles when q.Profiles is set.
@@ -260,6 +268,9 @@ func (db *DB) Runs(ctx context.Context, q RunQuery) ([]RunRecord, error) {
 	}
 	if q.Status != "" {
 		f.add("r.status = ?", string(q.Status))
+	}
+	if q.Whole {
+		f.addWhole(q.Own)
 	}
 	query := runQuery + f.where() + " ORDER BY r.started_at DESC, r.id DESC"
 	args := f.args
@@ -324,6 +335,10 @@ func (row *runRow) record() RunRecord {
 		Status:     analysis.Status(row.Status),
 		Detail:     row.Detail,
 		Tool:       row.Tool,
+		SessionID:  row.SessionID.Int64,
+	}
+	if row.State.Valid {
+		r.SessionState = SessionState(row.State.String)
 	}
 	if len(r.Commit.Parents) == 0 {
 		r.Commit.Parents = nil

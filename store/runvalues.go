@@ -19,6 +19,9 @@ type ValuesQuery struct {
 	ConfigHash string
 	Machine    string
 	Key        analysis.Key
+	// Own is the caller's session, whose runs are taken although it
+	// has not ended; 0 for none.
+	Own int64
 }
 
 // A RunValue is one run's value of a series.
@@ -35,7 +38,8 @@ type RunValue struct {
 // RunValues returns, per commit of q.Commits, q.Key's value in every ok
 // timed run of that commit (runs of every kind; runs under a tool such as
 // callgrind measure something else) with q.ConfigHash and q.Machine,
-// oldest first, one value per run. A commit without such runs has no
+// oldest first, one value per run. Only whole runs count (see
+// RunQuery.Whole), and q.Own's. A commit without such runs has no
 // entry.
 func (db *DB) RunValues(ctx context.Context, q ValuesQuery) (map[string][]RunValue, error) {
 	switch {
@@ -64,6 +68,7 @@ func (db *DB) runValues(ctx context.Context, q ValuesQuery, commits []string, ou
 	f.add("r.machine = ?", q.Machine)
 	f.add("r.status = ?", string(analysis.StatusOK))
 	f.add("r.tool = ''")
+	f.addWhole(q.Own)
 	f.add("s.benchmark = ?", q.Key.Benchmark)
 	f.add("s.phase = ?", q.Key.Phase)
 	f.add("s.unit = ?", q.Key.Unit)

@@ -57,6 +57,7 @@ const bisectProgressEvery = 10 * time.Second
 
 func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindBisect, start, err) }(time.Now())
+	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
 	log := w.log.With("job_id", job.ID, "repo", a.Repo, "pr", a.PR, "good", a.Good, "bad", a.Bad)
 	log.Info("job started", "kind", job.Kind, "attempt", job.Attempt)

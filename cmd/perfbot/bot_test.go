@@ -29,6 +29,7 @@ import (
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/github/githubtest"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
 )
 
@@ -45,6 +46,7 @@ type botEnv struct {
 	url      string // perfbot serve's base URL
 	secret   []byte
 	db       *sql.DB
+	dsn      string // db's address, for opening it through store
 	repo     *workspacetest.Repo
 	envDir   string // benchmark processes write their environment here
 	conf     string // the server config file
@@ -87,7 +89,7 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e.db = db
+	e.db, e.dsn = db, dsn
 
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -460,6 +462,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// openStore opens e's database through store, as perfbot does.
+func openStore(t *testing.T, e *botEnv) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), e.dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // startWorkerProcess starts perfbot worker as a separate process, so a
 // test can kill it.
 func startWorkerProcess(t *testing.T, e *botEnv, dataDir string, extraEnv ...string) (*exec.Cmd, *syncBuffer) {
@@ -500,9 +513,10 @@ func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
 	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("opened", pr, base, head)); code != http.StatusAccepted {
 		t.Fatalf("opened: %d %q", code, body)
 	}
-	e.waitFor(t, "the job to be measuring", 60*time.Second, func() bool {
-		c, _ := e.check(head)
-		return strings.HasPrefix(c.Title, "Measuring")
+	e.waitFor(t, "the job to have stored runs", 60*time.Second, func() bool {
+		var n int
+		e.db.QueryRow(`SELECT count(*) FROM runs WHERE kind = 'compare' AND status = 'ok'`).Scan(&n)
+		return n >= 2
 	})
 	if err := first.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -533,6 +547,47 @@ func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
 	}
 	if comments := e.perfbotComments(t, pr); len(comments) != 1 || !strings.Contains(comments[0].Body, "### perfbot: regression") {
 		t.Errorf("%d perfbot comments; want exactly one regression report", len(comments))
+	}
+
+	// The killed attempt's runs are kept, tied to its session, which the
+	// second worker found abandoned (its process gone) before it began
+	// its own; only the second attempt's runs are whole, so a bisection
+	// or a history read takes those alone.
+	sessions := map[string]string{} // label -> state
+	perSession := map[string]int{}  // label -> ok compare runs
+	rows, err := e.db.Query(`SELECT s.label, s.state, count(r.id) FROM sessions s
+		LEFT JOIN runs r ON r.session_id = s.id AND r.kind = 'compare' AND r.status = 'ok' GROUP BY s.id, s.label, s.state`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var label, st string
+		var n int
+		if err := rows.Scan(&label, &st, &n); err != nil {
+			t.Fatal(err)
+		}
+		sessions[label], perSession[label] = st, n
+	}
+	rows.Close()
+	var jobID int64
+	e.db.QueryRow(`SELECT id FROM river_job WHERE kind = 'perfbot_compare'`).Scan(&jobID)
+	killed, rescued := fmt.Sprintf("perfbot_compare job %d attempt 1", jobID), fmt.Sprintf("perfbot_compare job %d attempt 2", jobID)
+	if len(sessions) != 2 || sessions[killed] != "abandoned" || sessions[rescued] != "ended" || perSession[killed] < 2 || perSession[rescued] < 16 {
+		t.Fatalf("sessions %v with ok compare runs %v; want %q abandoned with the runs stored before the kill, %q ended with a whole comparison's",
+			sessions, perSession, killed, rescued)
+	}
+	db := openStore(t, e)
+	whole, err := db.Runs(context.Background(), store.RunQuery{Kind: store.KindCompare, Status: analysis.StatusOK, Whole: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole) != perSession[rescued] {
+		t.Errorf("Runs{Whole} = %d compare runs, want the rescued attempt's %d alone", len(whole), perSession[rescued])
+	}
+	for _, r := range whole {
+		if r.SessionState != store.SessionEnded {
+			t.Errorf("whole run %d is of a session %s", r.ID, r.SessionState)
+		}
 	}
 }
 

@@ -308,12 +308,12 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "applied 00001_init.sql") || !strings.Contains(out, "applied 00002_deliveries.sql") ||
 		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "applied 00004_run_tool.sql") ||
 		!strings.Contains(out, "applied 00005_run_kind_bisect.sql") || !strings.Contains(out, "applied 00006_reported_changes.sql") ||
-		!strings.Contains(out, "applied 00007_samples_run_key.sql") || !strings.Contains(out, "applied 00008_run_spans.sql") ||
-		!strings.Contains(out, "schema version 8 (this perfbot knows up to 8)") {
+		!strings.Contains(out, "applied 00007_samples_run_key.sql") || !strings.Contains(out, "applied 00008_run_spans.sql") || !strings.Contains(out, "applied 00009_sessions.sql") ||
+		!strings.Contains(out, "schema version 9 (this perfbot knows up to 9)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 8") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 9") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")

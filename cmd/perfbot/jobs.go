@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/github"
@@ -116,6 +117,7 @@ type compareWorker struct {
 
 func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindCompare, start, err) }(time.Now())
+	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
 	w.log.Info("job started", "job_id", job.ID, "kind", job.Kind, "repo", a.Repo, "pr", a.PR, "sha", a.HeadSHA, "attempt", job.Attempt)
 	res, err := w.runner.PullRequest(ctx, w.pub, runner.PullRequest{
@@ -141,6 +143,7 @@ type baselineWorker struct {
 
 func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.BaselineArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindBaseline, start, err) }(time.Now())
+	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	res, err := w.runner.Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA,
 		History: w.changes[job.Args.Repo].Report})
 	if err != nil {
@@ -187,6 +190,7 @@ func (w *commandWorker) Timeout(*river.Job[queue.CommandArgs]) time.Duration { r
 
 func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindCommand, start, err) }(time.Now())
+	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
 	repo, err := github.ParseRepo(a.Repo)
 	if err != nil {
@@ -281,4 +285,9 @@ func short(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// jobLabel says which job attempt a session belongs to.
+func jobLabel(j *rivertype.JobRow) string {
+	return fmt.Sprintf("%s job %d attempt %d", j.Kind, j.ID, j.Attempt)
 }

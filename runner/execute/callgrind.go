@@ -83,9 +83,12 @@ func LookValgrind(env []string) (string, error) {
 // the heap's randomized base address rather than on the program.
 //
 // So that the counts repeat, the run gets, after spec.Env:
-// GODEBUG=asyncpreemptoff=1,memprofilerate=0 appended to the
-// benchmark's own GODEBUG (callgrind cannot run Go's asynchronous
-// preemption signals; memory profiling samples at random), GOMAXPROCS=1,
+// GODEBUG=asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off appended to
+// the benchmark's own GODEBUG (callgrind cannot run Go's asynchronous
+// preemption signals; memory profiling samples at random; valgrind 3.19
+// does not decode RDTSCP, which the runtime's cputicks uses when the CPU
+// has it, so a contended runtime lock died of SIGILL now and then),
+// GOMAXPROCS=1,
 // and unless spec.Env sets them GOGC=off and GOMEMLIMIT at half the
 // machine's memory (no garbage collection while that much is left). It
 // runs pinned to one CPU: the last of spec.CPUs, or the last CPU perfbot
@@ -195,7 +198,7 @@ func runCallgrind(ctx context.Context, spec Spec, lib nvml.Interface) (Result, e
 // callgrindEnv returns the environment RunCallgrind adds after a
 // benchmark's own additions given (see RunCallgrind).
 func callgrindEnv(given []string) []string {
-	godebug := "asyncpreemptoff=1,memprofilerate=0"
+	godebug := "asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off"
 	if own := envValue(given, "GODEBUG"); own != "" {
 		godebug = own + "," + godebug // later settings win
 	}

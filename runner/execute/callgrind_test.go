@@ -246,7 +246,7 @@ func TestRunCallgrindWithoutValgrindSaysHowToInstallIt(t *testing.T) {
 func TestCallgrindEnvKeepsTheBenchmarksGODEBUGAndGC(t *testing.T) {
 	t.Parallel()
 	env := callgrindEnv([]string{"GODEBUG=madvdontneed=0", "GOGC=200"})
-	if env[0] != "GODEBUG=madvdontneed=0,asyncpreemptoff=1,memprofilerate=0" || env[1] != "GOMAXPROCS=1" {
+	if env[0] != "GODEBUG=madvdontneed=0,asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off" || env[1] != "GOMAXPROCS=1" {
 		t.Errorf("env %q, want the benchmark's GODEBUG extended and GOMAXPROCS=1", env)
 	}
 	if hasEnv(env, "GOGC") {
@@ -256,7 +256,7 @@ func TestCallgrindEnvKeepsTheBenchmarksGODEBUGAndGC(t *testing.T) {
 		t.Errorf("env %q sets no GOMEMLIMIT", env)
 	}
 	plain := callgrindEnv(nil)
-	if !reflect.DeepEqual(plain[:3], []string{"GODEBUG=asyncpreemptoff=1,memprofilerate=0", "GOMAXPROCS=1", "GOGC=off"}) {
+	if !reflect.DeepEqual(plain[:3], []string{"GODEBUG=asyncpreemptoff=1,memprofilerate=0,cpu.rdtscp=off", "GOMAXPROCS=1", "GOGC=off"}) {
 		t.Errorf("env %q", plain)
 	}
 }

@@ -336,7 +336,7 @@ func TestInspectLeavesOutTheExcludedTree(t *testing.T) {
 func TestParseStatHandlesAWeirdCommand(t *testing.T) {
 	t.Parallel()
 	st, ok := parseStat("4242 (a) b (c)) R 17 4242 4242 0 -1 4194304 100 0 0 0 250 50 7 3 20 0 1 0 98765 1000000 300 18446744073709551615")
-	want := procStat{ppid: 17, comm: "a) b (c)", ticks: 300, childTicks: 10, start: 98765}
+	want := procStat{ppid: 17, state: "R", comm: "a) b (c)", ticks: 300, childTicks: 10, start: 98765}
 	if !ok || st != want {
 		t.Errorf("parseStat: %+v %v, want %+v", st, ok, want)
 	}

@@ -17,8 +17,9 @@ const clockTicks = 100
 
 // A procStat is what /proc/PID/stat says about one process.
 type procStat struct {
-	ppid int
-	comm string // from stat, for when /proc/PID/comm is gone
+	ppid  int
+	state string // R, S, D, Z…
+	comm  string // from stat, for when /proc/PID/comm is gone
 	// ticks is the CPU time of all its threads (utime+stime);
 	// childTicks that of its waited-for children (cutime+cstime).
 	ticks, childTicks uint64
@@ -86,6 +87,7 @@ func parseStat(s string) (procStat, bool) {
 	}
 	return procStat{
 		ppid:       ppid,
+		state:      fields[0],
 		comm:       s[open+1 : end],
 		ticks:      num(14) + num(15),
 		childTicks: num(16) + num(17),

@@ -63,6 +63,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"BisectKindMigrationAppliesOnVersion4", testBisectKindMigrationOnVersion4},
 		{"ChangeIsClaimedOnceAcrossWriters", testChangeIsClaimedOnceAcrossWriters},
 		{"SpansRoundTripWithTheRun", testSpansRoundTrip},
+		{"SessionsKeepKilledRunsOutOfReuse", testSessionsKeepKilledRunsOutOfReuse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,145 @@
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/store"
+)
+
+// testSessionsKeepKilledRunsOutOfReuse: runs of a session that ended,
+// and runs stored without a session, are whole; runs of a running or
+// abandoned session are left out of RunValues, History and
+// Runs{Whole}, except the caller's own session's.
+func testSessionsKeepKilledRunsOutOfReuse(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	begin := func(owner string) int64 {
+		t.Helper()
+		id, err := db.BeginSession(ctx, store.Session{Repo: repo, Kind: store.KindBaseline, Owner: owner, Label: "baseline job 7 attempt 1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ended, killed, running, own := begin("host/ns/1/1"), begin("host/ns/2/2"), begin("host/ns/3/3"), begin("host/ns/4/4")
+	if err := db.EndSession(ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(hour int, session int64, v float64) int64 {
+		r := baseline(sha1, hour, sample("total", "sec/op", v))
+		r.SessionID = session
+		return save(t, db, r)
+	}
+	legacyID := mk(0, 0, 1.0)
+	endedID := mk(1, ended, 2.0)
+	killedID := mk(2, killed, 3.0)
+	mk(3, running, 4.0)
+	mk(4, own, 5.0) // abandoned by the second sweep below
+
+	// The sweep marks only the sessions whose owner is gone.
+	gone, err := db.AbandonSessions(ctx, func(owner string) bool { return owner == "host/ns/2/2" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gone) != 1 || gone[0].ID != killed || gone[0].State != store.SessionAbandoned || gone[0].EndedAt.IsZero() ||
+		gone[0].Label != "baseline job 7 attempt 1" || gone[0].Repo != repo {
+		t.Fatalf("AbandonSessions = %+v, want session %d alone, abandoned now", gone, killed)
+	}
+	if again, err := db.AbandonSessions(ctx, func(string) bool { return true }); err != nil || len(again) != 2 {
+		// running and own: the test's stand-ins for live processes are
+		// now judged gone too; put them back below by new sessions.
+		t.Fatalf("second sweep = %+v, %v; want the two still running", again, err)
+	}
+	s, err := db.Session(ctx, killed)
+	if err != nil || s.State != store.SessionAbandoned {
+		t.Fatalf("Session(%d) = %+v, %v; want abandoned", killed, s, err)
+	}
+
+	// A second round with live stand-ins: one running, one the caller's.
+	running, own = begin("host/ns/5/5"), begin("host/ns/6/6")
+	mk(5, running, 6.0)
+	ownID := mk(6, own, 7.0)
+
+	k := key("total", "sec/op")
+	vs, err := db.RunValues(ctx, store.ValuesQuery{Repo: repo, Commits: []string{sha1}, ConfigHash: "cfg-a", Machine: "gpu-1", Key: k, Own: own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := valuesOf(vs, sha1), []float64{1.0, 2.0, 7.0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RunValues with own session = %v, want %v (no session, ended, own; not killed 3, abandoned 4/5, running 6)", got, want)
+	}
+	vs, err = db.RunValues(ctx, store.ValuesQuery{Repo: repo, Commits: []string{sha1}, ConfigHash: "cfg-a", Machine: "gpu-1", Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := valuesOf(vs, sha1), []float64{1.0, 2.0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("RunValues = %v, want %v", got, want)
+	}
+	h, err := db.History(ctx, store.HistoryQuery{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h[k], []float64{1.0, 2.0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("History = %v, want %v: a killed or unfinished session's runs are no noise history", got, want)
+	}
+	var ids []int64
+	for _, r := range runs(t, db, store.RunQuery{Repo: repo, Whole: true, Own: own}) {
+		ids = append(ids, r.ID)
+	}
+	if want := []int64{legacyID, endedID, ownID}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("Runs{Whole, Own} = ids %v, want %v", ids, want)
+	}
+	// Without Whole every run is there, each with its session's state.
+	all := runs(t, db, store.RunQuery{Repo: repo})
+	if len(all) != 7 {
+		t.Fatalf("Runs = %d runs, want all 7", len(all))
+	}
+	states := map[int64]store.SessionState{}
+	for _, r := range all {
+		states[r.ID] = r.SessionState
+	}
+	if states[legacyID] != "" || states[endedID] != store.SessionEnded || states[killedID] != store.SessionAbandoned || states[ownID] != store.SessionRunning {
+		t.Errorf("session states of the runs = %v", states)
+	}
+	if all[2].SessionID != killed {
+		t.Errorf("run %d has session %d, want %d", all[2].ID, all[2].SessionID, killed)
+	}
+
+	// Ending: a running session ends once; an abandoned one stays so.
+	if err := db.EndSession(ctx, own); err != nil {
+		t.Fatal(err)
+	}
+	err = db.EndSession(ctx, own)
+	if !errors.Is(err, store.ErrSessionNotRunning) || !strings.Contains(err.Error(), "it is ended") {
+		t.Errorf("ending an ended session: %v; want ErrSessionNotRunning saying it is ended", err)
+	}
+	err = db.EndSession(ctx, killed)
+	if !errors.Is(err, store.ErrSessionNotRunning) || !strings.Contains(err.Error(), "it is abandoned") {
+		t.Errorf("ending an abandoned session: %v; want ErrSessionNotRunning saying it is abandoned", err)
+	}
+	if s, _ := db.Session(ctx, killed); s.State != store.SessionAbandoned {
+		t.Errorf("after EndSession the abandoned session is %s, want abandoned still", s.State)
+	}
+	if err := db.EndSession(ctx, 999999); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("ending an unknown session: %v; want it to wrap sql.ErrNoRows", err)
+	}
+	running2, err := db.RunningSessions(ctx)
+	if err != nil || len(running2) != 1 || running2[0].ID != running {
+		t.Errorf("RunningSessions = %+v, %v; want session %d alone", running2, err, running)
+	}
+
+	// Bad input writes nothing.
+	for _, bad := range []store.Session{{Kind: store.KindBaseline}, {Repo: repo, Kind: "nightly"}} {
+		if _, err := db.BeginSession(ctx, bad); err == nil {
+			t.Errorf("BeginSession(%+v) took it; want an error", bad)
+		}
+	}
+	if n := count(t, raw(t, dsn), "sessions"); n != 6 {
+		t.Errorf("%d sessions stored, want the 6 begun", n)
+	}
+}
