@@ -106,7 +106,7 @@ func TestCompareAgreesWithBenchstat(t *testing.T) {
 			t.Errorf("%s p_raw %s, benchstat p=%s", w.phase, got, w.p)
 		}
 		if w.delta != "~" {
-			if got := fmt.Sprintf("%+.2f%%", row.DeltaPct); got != w.delta {
+			if got := fmt.Sprintf("%+.2f%%", deltaPct(row.Base.Median, row.Head.Median)); got != w.delta {
 				t.Errorf("%s Δ %s, benchstat %s", w.phase, got, w.delta)
 			}
 		}

@@ -164,7 +164,7 @@ func bisectChange(r *BisectReport, code func(string) string, strong string) stri
 	if !ok {
 		row = r.Change
 	}
-	worse := row.Head.Median > row.Base.Median
+	worse := row.Shift > 0
 	if row.Better == "higher" {
 		worse = !worse
 	}
@@ -172,9 +172,9 @@ func bisectChange(r *BisectReport, code func(string) string, strong string) stri
 	if worse {
 		how = "worse"
 	}
-	s := scaler(row.Unit, row.Base.Median, row.Head.Median)
+	s := scaler(row.Unit, row.BaseValue, row.HeadValue)
 	return fmt.Sprintf("made %s (%s) %s: %s → %s, %s%s%s (%s, %s)",
-		code(bisectSeries(r.Key)), row.Unit, how, formatScaled(s, row.Base.Median, row.Unit), formatScaled(s, row.Head.Median, row.Unit),
+		code(bisectSeries(r.Key)), row.Unit, how, formatScaled(s, row.BaseValue, row.Unit), formatScaled(s, row.HeadValue, row.Unit),
 		strong, formatPct(row.Change()), strong, formatPEq(row.PValue), rowVerdict(row))
 }
 
@@ -186,7 +186,7 @@ func bisectScope(r *BisectReport, code func(string) string) string {
 		order = "all commits, in topological order"
 	}
 	c := r.Change
-	s := scaler(c.Unit, c.Base.Median, c.Head.Median)
+	s := scaler(c.Unit, c.BaseValue, c.HeadValue)
 	reused, measured := r.RunCounts()
 	probes := 0
 	for _, p := range r.Probes {
@@ -196,7 +196,7 @@ func bisectScope(r *BisectReport, code func(string) string) string {
 	}
 	line := fmt.Sprintf("Searched %s of %s (%s) for the change in %s (%s) from good %s (%s) to bad %s (%s): %s (%s, %s); %s, %s measured, %s reused.",
 		plural(r.Commits, "commit"), code(shortRev(r.Good.SHA)+".."+shortRev(r.Bad.SHA)), order, code(bisectSeries(r.Key)), c.Unit,
-		code(shortRev(r.Good.SHA)), formatScaled(s, c.Base.Median, c.Unit), code(shortRev(r.Bad.SHA)), formatScaled(s, c.Head.Median, c.Unit),
+		code(shortRev(r.Good.SHA)), formatScaled(s, c.BaseValue, c.Unit), code(shortRev(r.Bad.SHA)), formatScaled(s, c.HeadValue, c.Unit),
 		formatPct(c.Change()), rowVerdict(c), formatPEq(c.PValue), plural(probes, "probe"), plural(measured, "run"), plural(reused, "run"))
 	if n := len(r.Skipped()); n > 0 {
 		line += fmt.Sprintf(" %s skipped.", capitalize(plural(n, "commit")))

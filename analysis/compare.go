@@ -289,12 +289,13 @@ func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
 	if c.opts.higherIsBetter(k.Unit) {
 		row.Better = "higher"
 	}
-	row.DeltaPct = deltaPct(row.Base.Median, row.Head.Median)
 	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
 	row.PValue = row.PRaw
 	row.Threshold, row.MDEPct = math.NaN(), math.NaN()
 	sh := hodgesLehmann(bv, hv, c.opts.Confidence)
 	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
+	row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
+	row.HeadValue = row.BaseValue + row.Shift
 	if c.shifts != nil {
 		c.shifts[k] = sh
 	}
@@ -430,12 +431,19 @@ func (c *comparer) decide(row *Row, base, head *side) {
 	}
 	significant := row.PValue < c.opts.Alpha
 	change := row.Change()
-	aboveFloor := math.Abs(change) >= row.Floor.Pct || math.IsNaN(change)
+	aboveFloor := math.Abs(change) >= row.Floor.Pct
 	within := row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct
 	beyond := row.DeltaLoPct > row.Floor.Pct || row.DeltaHiPct < -row.Floor.Pct
+	if !finite(change) {
+		// A base whose median is 0 has no percentage: the change is in
+		// the unit (Shift), and only no change at all is within a floor.
+		aboveFloor = row.Shift != 0
+		within = row.ShiftLo == 0 && row.ShiftHi == 0
+		beyond = row.ShiftLo > 0 || row.ShiftHi < 0
+	}
 	switch {
 	case significant && aboveFloor:
-		worse := change > 0 || math.IsNaN(change) && row.Head.Median > row.Base.Median
+		worse := row.Shift > 0
 		if row.Better == "higher" {
 			worse = !worse
 		}

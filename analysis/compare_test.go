@@ -25,8 +25,8 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 	if msm == nil || msm.Verdict != VerdictRegression {
 		t.Fatalf("msm_h = %+v, want a regression", msm)
 	}
-	if math.Abs(msm.DeltaPct-20) > 1 {
-		t.Errorf("msm_h Δ = %.2f%%, want 20%% ± 1", msm.DeltaPct)
+	if math.Abs(msm.Change()-20) > 1 {
+		t.Errorf("msm_h Δ = %.2f%%, want 20%% ± 1", msm.Change())
 	}
 	// 20 against 20 clearly separated runs: the exact U-test p is
 	// 2/C(40,20) ≈ 1.45e-11, and Holm over 10 tests multiplies it by 10.
@@ -42,7 +42,7 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 			continue
 		}
 		if row.Verdict != VerdictNoChange {
-			t.Errorf("%s: verdict %s (%s), Δ %.2f%%, p %.3g; want no-change", row.Phase, row.Verdict, row.Reason, row.DeltaPct, row.PValue)
+			t.Errorf("%s: verdict %s (%s), Δ %.2f%%, p %.3g; want no-change", row.Phase, row.Verdict, row.Reason, row.Change(), row.PValue)
 		}
 	}
 	if total := find(r, "total"); total.Verdict != VerdictRegression {
@@ -73,10 +73,20 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 	}
 	sum := a.Unexplained
 	for _, p := range a.Phases {
-		sum += p.Delta
+		if slices.Contains(a.ExplainedBy, p.Phase) {
+			sum += p.Attributed
+		}
 	}
 	if math.Abs(sum-a.Delta) > 1e-12 {
-		t.Errorf("Σ phase Δ + unexplained = %g, want total Δ %g", sum, a.Delta)
+		t.Errorf("Σ Δ of the explaining phases + the rest = %g, want total Δ %g", sum, a.Delta)
+	}
+	if a.UnexplainedSharePct < 0 || a.UnexplainedSharePct > 100 || a.Phases[0].SharePct+a.UnexplainedSharePct > 100.0001 {
+		t.Errorf("msm_h's share %.1f%% and the rest's %.1f%%: want both in [0, 100]%% and adding up to at most 100%%", a.Phases[0].SharePct, a.UnexplainedSharePct)
+	}
+	for _, p := range a.Phases[1:] {
+		if finite(p.SharePct) {
+			t.Errorf("%s (%s) has a share %.1f%%: only a phase that changed significantly gets one", p.Phase, p.Verdict, p.SharePct)
+		}
 	}
 	for i := 1; i < len(a.Phases); i++ {
 		if math.Abs(a.Phases[i].Delta) > math.Abs(a.Phases[i-1].Delta) {
@@ -92,7 +102,7 @@ func TestCompareSameDistributionIsNoChange(t *testing.T) {
 		r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, nil)}, DefaultOptions())
 		if r.Verdict != VerdictNoChange {
 			for _, row := range r.Phases {
-				t.Logf("%s: %s %s Δ=%.2f%% p=%.3g", row.Key, row.Verdict, row.Reason, row.DeltaPct, row.PValue)
+				t.Logf("%s: %s %s Δ=%.2f%% p=%.3g", row.Key, row.Verdict, row.Reason, row.Change(), row.PValue)
 			}
 			t.Errorf("seed %d: verdict %s, want no-change", seed, r.Verdict)
 		}
@@ -359,14 +369,12 @@ func TestCompareDriftWithinASideIsWarned(t *testing.T) {
 		}
 	}
 	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
-	if !hasWarning(r, "msm_a drifted +4.9% between the first and second half of the base runs (p<0.001)") {
-		t.Errorf("no base drift warning in %q", r.Warnings)
+	// One warning for the comparison, naming each series and side.
+	if !hasWarning(r, "the machine drifted", "msm_a +4.9% (base)", "msm_b2 -5.") {
+		t.Errorf("no drift warning naming msm_a (base) and msm_b2 (head) in %q", r.Warnings)
 	}
-	if !hasWarning(r, "msm_b2 drifted -5.", "head runs") {
-		t.Errorf("no head drift warning in %q", r.Warnings)
-	}
-	if n := strings.Count(strings.Join(r.Warnings, "\n"), "drifted"); n != 2 {
-		t.Errorf("%d drift warnings, want 2: %q", n, r.Warnings)
+	if n := strings.Count(strings.Join(r.Warnings, "\n"), "drifted"); n != 1 {
+		t.Errorf("%d drift warnings, want 1: %q", n, r.Warnings)
 	}
 }
 

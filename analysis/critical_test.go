@@ -161,11 +161,11 @@ func TestCriticalPathChargesNothingToASlowerPhaseOffIt(t *testing.T) {
 	head := gpuRunsOf(rng, "h", 20, gpuPhases(0.225), 1.000) // msm_h +50%, still hidden
 	r := Compare(Input{Base: base, Head: head}, Options{})
 
-	if got := rowOf(t, r, "msm_h", "sec/op"); got.Verdict != VerdictRegression || got.DeltaPct < 45 {
-		t.Errorf("msm_h %s %+.1f%%, want a regression of about +50%%", got.Verdict, got.DeltaPct)
+	if got := rowOf(t, r, "msm_h", "sec/op"); got.Verdict != VerdictRegression || got.Change() < 45 {
+		t.Errorf("msm_h %s %+.1f%%, want a regression of about +50%%", got.Verdict, got.Change())
 	}
-	if got := rowOf(t, r, "total", "sec/op"); got.Verdict == VerdictRegression || math.Abs(got.DeltaPct) > 1 {
-		t.Errorf("total %s %+.2f%%; it waits for msm_b2, which did not change", got.Verdict, got.DeltaPct)
+	if got := rowOf(t, r, "total", "sec/op"); got.Verdict == VerdictRegression || math.Abs(got.Change()) > 1 {
+		t.Errorf("total %s %+.2f%%; it waits for msm_b2, which did not change", got.Verdict, got.Change())
 	}
 	a := r.Attribution[0]
 	h := phaseShare(t, a, "msm_h")

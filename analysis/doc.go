@@ -24,8 +24,9 @@
 // Where runs carry CPU profiles (Run.Profiles, samples labelled
 // phase=NAME), every regressed sec/op row of a CPU phase is explained by a
 // ProfileDiff: each side's profiles merged, the phase's samples kept, and
-// the functions whose flat and cumulative shares grew the most (see
-// DiffProfiles). A phase counts as a CPU phase when both sides' profiles
+// the functions whose flat and cumulative shares grew the most, each
+// only when its samples show it grew beyond sampling noise (Fisher's
+// exact test, Holm-corrected; see ProfileDiff). A phase counts as a CPU phase when both sides' profiles
 // hold enough of its samples; GPU phases hold few. Every regressed sec/op
 // row of a phase is also explained in one line (Explanation, see
 // Explain): the phase's counters from its other rows, each with its own
@@ -38,7 +39,8 @@
 // When a phase regressed and the runs of the benchmark command that
 // measured it carry heap profiles (Profile kind ProfileMem), a
 // MemoryDiff lists the allocation sites whose bytes and objects per run
-// grew most. Go's heap profiles carry no labels, so it covers whole runs,
+// grew most, each only when the sampled allocations show it grew beyond
+// sampling noise (see MemoryDiff). Go's heap profiles carry no labels, so it covers whole runs,
 // not phases.
 //
 // Runs under valgrind's callgrind (Run.Tool ToolCallgrind) are kept apart

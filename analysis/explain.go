@@ -49,9 +49,9 @@ type Explanation struct {
 type ExplanationItem struct {
 	// Name is the short name shown: "instructions", "IPC".
 	Name string `json:"name"`
-	// DeltaPct is the row's change (Row.Change; the change of the ratio
-	// of the medians, for a derived ratio) in percent; NaN (JSON null)
-	// when the base is 0.
+	// DeltaPct is the row's change (Row.Change; for a derived ratio, the
+	// change of the ratio of the rows' values, Row.BaseValue and
+	// Row.HeadValue) in percent; NaN (JSON null) when the base is 0.
 	DeltaPct float64 `json:"delta_pct"`
 	// Significant is true when the row's verdict is a regression or an
 	// improvement; for a derived ratio, when either row's verdict is and
@@ -64,9 +64,10 @@ type ExplanationItem struct {
 	// Exact marks a simulated count: DeltaPct is exact, not a change of
 	// medians.
 	Exact bool `json:"exact,omitempty"`
-	// Unit, Base and Head are set for a step or telemetry item: "sec"
-	// for a step's device time, or the telemetry unit without its "gpu-"
-	// prefix ("throttled-fraction/run"), and the sides' medians in it.
+	// Unit, Base and Head are the values the change compares
+	// (Row.BaseValue, Row.HeadValue) in the row's unit; for a step "sec"
+	// (its device time), for telemetry the unit without its "gpu-"
+	// prefix ("throttled-fraction/run"). A derived ratio has none.
 	Unit string  `json:"unit,omitempty"`
 	Base float64 `json:"base,omitempty"`
 	Head float64 `json:"head,omitempty"`
@@ -168,6 +169,10 @@ func itemText(it ExplanationItem) string {
 		return it.Name + " " + formatExactPct(it.DeltaPct) + mark
 	}
 	p := it.Name + " " + formatPct(it.DeltaPct)
+	if !finite(it.DeltaPct) {
+		// A count from a base of 0: the change in the unit.
+		p = it.Name + " " + formatDelta(it.Head-it.Base, it.Unit)
+	}
 	if !it.Significant {
 		p += " (~)"
 	}
@@ -189,7 +194,8 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		num, den, ratio := strings.Cut(o.unit, "÷")
 		if !ratio {
 			if r, ok := units[o.unit]; ok {
-				items = append(items, ExplanationItem{Name: o.name, DeltaPct: r.Change(), Significant: significant(r)})
+				items = append(items, ExplanationItem{Name: o.name, DeltaPct: r.Change(), Significant: significant(r),
+					Unit: r.Unit, Base: r.BaseValue, Head: r.HeadValue})
 			}
 			continue
 		}
@@ -198,10 +204,13 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		if !okN || !okD {
 			continue
 		}
-		base, head := n.Base.Median/d.Base.Median, n.Head.Median/d.Head.Median
+		base, head := n.BaseValue/d.BaseValue, n.HeadValue/d.HeadValue
 		delta := math.NaN()
 		if finite(base) && finite(head) {
 			delta = deltaPct(base, head)
+		}
+		if !finite(delta) {
+			continue // a ratio with a zero side says nothing
 		}
 		sig := (significant(n) || significant(d)) && math.Abs(delta) > derivedFloorPct
 		items = append(items, ExplanationItem{Name: o.name, DeltaPct: delta, Significant: sig})
@@ -231,9 +240,10 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 // explanationLine says in one line why a phase regressed: the phase, its
 // change, its items ("instructions 0.0% (~), IPC -8.7%") and the
 // function whose flat share grew the most (its cumulative share when no
-// flat share grew), when the explanation has a profile diff. strong
-// formats the phase, code a function name and text plain text, for the
-// rendering at hand.
+// flat share grew measurably), with its samples and p-value, when the
+// explanation has a profile diff; or that no function's share grew
+// measurably. strong formats the phase, code a function name and text
+// plain text, for the rendering at hand.
 func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(string) string) string {
 	s := fmt.Sprintf("%s %s (%s): ", strong(e.Phase), formatPct(e.DeltaPct), text(formatPEq(e.P)))
 	var parts []string
@@ -272,11 +282,28 @@ func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(s
 		top, kind = diff.Cum, "cum"
 	}
 	if len(top) == 0 {
-		return s + text(fmt.Sprintf("no function's share of the %s samples grew", profileWhat(*diff)))
+		return s + text(fmt.Sprintf("no function's share of the %s samples (base %d, head %d) grew measurably (%s)",
+			profileWhat(*diff), diff.BaseSamples, diff.HeadSamples, profileTestNote()))
 	}
 	f := top[0]
-	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s)",
-		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head))
+	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s%s)",
+		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head), text(shareEvidence(f)))
+}
+
+// profileTestNote names the rule by which a profile diff lists a
+// function: "Fisher's exact test, Holm α 0.01, ≥10 samples".
+func profileTestNote() string {
+	return fmt.Sprintf("Fisher's exact test, Holm α %g, ≥%d samples", profileAlpha, minFuncSamples)
+}
+
+// shareEvidence formats a listed share's samples and p-value after its
+// shares: ", 130 → 493 samples, p<0.001", or "" for a share of a report
+// stored without them.
+func shareEvidence(f FuncShare) string {
+	if !f.hasEvidence() {
+		return ""
+	}
+	return fmt.Sprintf(", %d → %d samples, %s", f.BaseSamples, f.HeadSamples, formatPEq(f.P))
 }
 
 // reportExplanations returns r's explanations, made from its rows and

@@ -73,7 +73,7 @@ func TestExplanationOfARegressedPhaseShowsItsCountersAndIPC(t *testing.T) {
 		t.Errorf("cycles %+v; want a significant rise", it)
 	}
 	ins, cyc := findUnit(r, "synthesis", "instructions/op"), findUnit(r, "synthesis", "cycles/op")
-	wantIPC := (ins.Head.Median/cyc.Head.Median)/(ins.Base.Median/cyc.Base.Median)*100 - 100
+	wantIPC := (ins.HeadValue/cyc.HeadValue)/(ins.BaseValue/cyc.BaseValue)*100 - 100
 	if it := byName["IPC"]; !it.Significant || math.Abs(it.DeltaPct-wantIPC) > 1e-9 || it.DeltaPct > -5 {
 		t.Errorf("IPC %+v; want %.3f%%, negative and significant (cycles rose significantly, so IPC fell by more than 1%%)", it, wantIPC)
 	}
@@ -85,11 +85,11 @@ func TestExplanationOfARegressedPhaseShowsItsCountersAndIPC(t *testing.T) {
 	if err := RenderText(&txt, r); err != nil {
 		t.Fatal(err)
 	}
-	const wantMD = "**synthesis** +9.6% (p&lt;0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.1% (~)\n"
+	const wantMD = "**synthesis** +9.6% (p&lt;0.001): instructions -0.1% (~), IPC -9.3%, cycles +10.1%, page faults +0.1% (~)\n"
 	if !strings.Contains(md.String(), "\n"+wantMD) {
 		t.Errorf("markdown lacks the line %q:\n%s", wantMD, md.String())
 	}
-	const wantText = "  synthesis +9.6% (p<0.001): instructions -0.1% (~), IPC -9.2%, cycles +10.1%, page faults +0.1% (~)\n"
+	const wantText = "  synthesis +9.6% (p<0.001): instructions -0.1% (~), IPC -9.3%, cycles +10.1%, page faults +0.1% (~)\n"
 	if !strings.Contains(txt.String(), "\n"+wantText) {
 		t.Errorf("text lacks the line %q:\n%s", wantText, txt.String())
 	}
@@ -104,8 +104,9 @@ func TestExplanationKeepsSignificantItemsFirstAndAtMostSix(t *testing.T) {
 	t.Parallel()
 	var rows []Row
 	add := func(unit string, delta float64, v Verdict) {
-		rows = append(rows, Row{Key: Key{proveBench, "synthesis", unit}, DeltaPct: delta, ShiftPct: delta, Verdict: v,
-			Base: Summary{Median: 100}, Head: Summary{Median: 100 * (1 + delta/100)}})
+		rows = append(rows, Row{Key: Key{proveBench, "synthesis", unit}, ShiftPct: delta, Verdict: v,
+			Base: Summary{Median: 100}, Head: Summary{Median: 100 * (1 + delta/100)},
+			BaseValue: 100, HeadValue: 100 * (1 + delta/100), Shift: delta})
 	}
 	add("sec/op", 9, VerdictRegression)
 	for _, u := range explanationOrder {
@@ -131,17 +132,32 @@ func TestExplanationKeepsSignificantItemsFirstAndAtMostSix(t *testing.T) {
 
 func TestExplanationOfAPhaseWithOnlyAProfileIsTheProfileLine(t *testing.T) {
 	t.Parallel()
-	rows := []Row{{Key: Key{proveBench, "msm_h", "sec/op"}, DeltaPct: 20.4, ShiftPct: 20.4, PValue: 0.0004, Verdict: VerdictRegression}}
-	diffs := []ProfileDiff{{Benchmark: proveBench, Phase: "msm_h", SampleType: "cpu",
-		Flat: []FuncShare{{"github.com/perfbot/perfbot/prover/groth16.split[...]", 3.1, 9.8, 6.7}}}}
+	rows := []Row{{Key: Key{proveBench, "msm_h", "sec/op"}, ShiftPct: 20.4, PValue: 0.0004, Verdict: VerdictRegression}}
+	diffs := []ProfileDiff{{Benchmark: proveBench, Phase: "msm_h", SampleType: "cpu", BaseSamples: 4180, HeadSamples: 5035,
+		Flat: []FuncShare{{Name: "github.com/perfbot/perfbot/prover/groth16.split[...]", Base: 3.1, Head: 9.8, Delta: 6.7,
+			BaseSamples: 130, HeadSamples: 493, P: 2e-40}}}}
 	es := Explain(rows, diffs)
 	if len(es) != 1 || es[0].Profile == nil || *es[0].Profile != 0 || len(es[0].Items) != 0 {
 		t.Fatalf("explanations %+v; want one pointing at the diff", es)
 	}
 	plain := func(s string) string { return s }
 	got := explanationLine(es[0], &diffs[0], plain, plain, plain)
-	if want := "msm_h +20.4% (p<0.001): grew most: prover/groth16.split[...] +6.7 pp flat (3.1% → 9.8%)"; got != want {
+	if want := "msm_h +20.4% (p<0.001): grew most: prover/groth16.split[...] +6.7 pp flat (3.1% → 9.8%, 130 → 493 samples, p<0.001)"; got != want {
 		t.Errorf("line %q, want %q", got, want)
+	}
+	// A report stored before the counts shows the shares alone.
+	old := diffs[0]
+	old.Flat = []FuncShare{{Name: old.Flat[0].Name, Base: 3.1, Head: 9.8, Delta: 6.7}}
+	if got, want := explanationLine(es[0], &old, plain, plain, plain), "msm_h +20.4% (p<0.001): grew most: prover/groth16.split[...] +6.7 pp flat (3.1% → 9.8%)"; got != want {
+		t.Errorf("line of an old report %q, want %q", got, want)
+	}
+	// No function grew measurably: the line says so, with the samples
+	// and the rule.
+	none := diffs[0]
+	none.Flat = nil
+	if got, want := explanationLine(es[0], &none, plain, plain, plain),
+		"msm_h +20.4% (p<0.001): no function's share of the CPU samples (base 4180, head 5035) grew measurably (Fisher's exact test, Holm α 0.01, ≥10 samples)"; got != want {
+		t.Errorf("line without a function %q, want %q", got, want)
 	}
 	if es := Explain(rows, nil); len(es) != 0 {
 		t.Errorf("a phase with only sec/op and no profile: %+v, want no explanation", es)

@@ -67,17 +67,17 @@ func stepItems(rows []Row, benchmark, phase string) ([]ExplanationItem, bool) {
 		}
 	}
 	slices.SortStableFunc(steps, func(a, b Row) int {
-		return cmp.Compare(math.Abs(b.Head.Median-b.Base.Median), math.Abs(a.Head.Median-a.Base.Median))
+		return cmp.Compare(math.Abs(b.Shift), math.Abs(a.Shift))
 	})
 	var items []ExplanationItem
 	for _, row := range steps[:min(len(steps), maxStepItems)] {
 		items = append(items, ExplanationItem{
 			Name:        strings.TrimSuffix(row.Unit, stepSuffix),
-			DeltaPct:    row.DeltaPct,
+			DeltaPct:    row.Change(),
 			Significant: true,
 			Unit:        "sec",
-			Base:        row.Base.Median,
-			Head:        row.Head.Median,
+			Base:        row.BaseValue,
+			Head:        row.HeadValue,
 		})
 	}
 	return items, gpu
@@ -106,11 +106,11 @@ func telemetryItems(rows []Row, processes []string) []ExplanationItem {
 			}
 			items = append(items, ExplanationItem{
 				Name:        name,
-				DeltaPct:    row.DeltaPct,
+				DeltaPct:    row.Change(),
 				Significant: significantRow(row),
 				Unit:        strings.TrimPrefix(t.unit, "gpu-"),
-				Base:        row.Base.Median,
-				Head:        row.Head.Median,
+				Base:        row.BaseValue,
+				Head:        row.HeadValue,
 			})
 		}
 	}

@@ -102,7 +102,7 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 
 	plain := func(s string) string { return s }
 	line := explanationLine(*e, nil, plain, plain, plain)
-	const want = "msm_h +6.8% (p<0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings"
+	const want = "msm_h +6.8% (p<0.001): GPU steps sort +39.8% (+15.94ms), reduce +50.5% (+4.032ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings"
 	if line != want {
 		t.Errorf("line\n%q\nwant\n%q", line, want)
 	}
@@ -110,7 +110,7 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "\n**msm\\_h** +6.8% (p&lt;0.001): GPU steps sort +39.8% (+15.90ms), reduce +50.8% (+4.052ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings\n") {
+	if !strings.Contains(md.String(), "\n**msm\\_h** +6.8% (p&lt;0.001): GPU steps sort +39.8% (+15.94ms), reduce +50.5% (+4.032ms); GPU over the whole run: SM clock -8.0%, throttled 0.0% → 35.0% of readings\n") {
 		t.Errorf("markdown lacks msm_h's GPU line:\n%s", md.String())
 	}
 
@@ -127,12 +127,12 @@ func TestExplanationOfARegressedGPUPhaseShowsItsStepsAndTelemetry(t *testing.T) 
 func TestTelemetryItemsNameTheGPUAndMarkThrottlingThatIsNotSignificant(t *testing.T) {
 	t.Parallel()
 	rows := []Row{
-		{Key: Key{"process/benchmark=prove/gpu=1", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -5, ShiftPct: -5,
-			Base: Summary{Median: 1980}, Head: Summary{Median: 1881}},
-		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUSMClockMeanUnit}, Verdict: VerdictNoChange, DeltaPct: 0.1, ShiftPct: 0.1},
+		{Key: Key{"process/benchmark=prove/gpu=1", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, ShiftPct: -5,
+			Base: Summary{Median: 1980}, Head: Summary{Median: 1881}, BaseValue: 1980, HeadValue: 1881, Shift: -99},
+		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUSMClockMeanUnit}, Verdict: VerdictNoChange, ShiftPct: 0.1},
 		{Key: Key{"process/benchmark=prove/gpu=0", "", GPUThrottledFractionUnit}, Verdict: VerdictInconclusive,
-			Base: Summary{Median: 0}, Head: Summary{Median: 0.05}},
-		{Key: Key{"process/benchmark=other", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, DeltaPct: -20, ShiftPct: -20},
+			Base: Summary{Median: 0}, Head: Summary{Median: 0.05}, BaseValue: 0, HeadValue: 0.05, Shift: 0.05},
+		{Key: Key{"process/benchmark=other", "", GPUSMClockMeanUnit}, Verdict: VerdictRegression, ShiftPct: -20},
 	}
 	items := telemetryItems(rows, []string{"process/benchmark=prove"})
 	var texts []string

@@ -87,6 +87,14 @@ func formatShare(x float64) string {
 	return fmt.Sprintf("%.1f%%", x)
 }
 
+// formatShareCell formats a share in a table: "—" where none is given.
+func formatShareCell(x float64) string {
+	if !finite(x) {
+		return "—"
+	}
+	return formatShare(x)
+}
+
 // formatPP formats a signed change of a share in percentage points.
 func formatPP(x float64) string {
 	if math.Abs(x) < 0.05 {

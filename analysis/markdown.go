@@ -22,7 +22,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	fmt.Fprintf(&b, "Base %s (%s) vs head %s (%s).",
 		sideName(r, r.Base, r.BaseArgs, mdCode), runsLine(r.Runs.Base), sideName(r, r.Head, r.HeadArgs, mdCode), runsLine(r.Runs.Head))
 	if r.Verdict != VerdictError {
-		b.WriteString(" " + methodLine(r))
+		b.WriteString(" " + methodLine(r) + " " + estimateLine(r))
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, " %s below.", capitalize(plural(len(r.Warnings), "warning")))
@@ -123,7 +123,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	cmd := ctx.command()
 	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s%s > base.txt\n%s export --rev %s%s > head.txt\nbenchstat -row /phase base.txt head.txt\n```\n\n",
 		cmd, revOr(r.Base, "BASE"), exportArgs(r.BaseArgs), cmd, revOr(r.Head, "HEAD"), exportArgs(r.HeadArgs))
-	b.WriteString("benchstat prints the same medians, intervals and raw p-values; perfbot also applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")
+	b.WriteString("benchstat prints each side's median with its interval, the change of the medians and the raw p-values of the same runs; perfbot reports the Hodges–Lehmann change instead (the medians' change can point the other way when the runs are not a shift of each other), and applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")
 
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -148,47 +148,68 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 		}
 		return
 	}
-	fmt.Fprintf(b, "| %s | base → head | Δ [95%% CI] | p (adj.) | 95%% CI base / head | floor | verdict |\n", g.firstColumn())
-	b.WriteString("| :-- | --: | --: | --: | --: | --: | :-- |\n")
+	fmt.Fprintf(b, "| %s | base → head | Δ [95%% CI] | p (adj.) | floor | verdict |\n", g.firstColumn())
+	b.WriteString("| :-- | --: | --: | --: | --: | :-- |\n")
 	for _, row := range g.rows {
 		t := formatRow(row)
 		delta, verdict := t.delta, t.verdict
 		if t.changed {
 			delta, verdict = "**"+delta+"**", "**"+verdict+"**"
 		}
-		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s | %s | %s |\n",
-			mdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.ci, t.floor, verdict)
+		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s | %s |\n",
+			mdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.floor, verdict)
 	}
 }
 
 // mdExplanation writes a row's explanation in one line, then its profile
-// diff's tables, if any, in a collapsed section.
+// diff's tables in a collapsed section, when a function's share grew
+// measurably (the line says when none did).
 func mdExplanation(b *strings.Builder, e explainedRow) {
 	strong := func(s string) string { return "**" + mdText(s) + "**" }
 	fmt.Fprintf(b, "\n%s\n", explanationLine(e.expl, e.diff, strong, mdCode, mdText))
-	if e.diff == nil {
+	if e.diff == nil || len(e.diff.Flat) == 0 && len(e.diff.Cum) == 0 {
 		return
 	}
 	d := *e.diff
 	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", profileWhat(d), mdText(d.Phase))
-	fmt.Fprintf(b, "Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points.\n",
+	fmt.Fprintf(b, "Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points. Listed only when the share grew measurably: %s (p adjusted over the functions tested).\n",
 		profileWhat(d), mdText(d.Phase),
 		profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
-		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit))
+		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit),
+		mdText(profileTestNote()))
 	for _, t := range []struct {
 		kind   string
 		shares []FuncShare
 	}{{"flat", d.Flat}, {"cum", d.Cum}} {
 		if len(t.shares) == 0 {
-			fmt.Fprintf(b, "\nNo function's %s share grew.\n", t.kind)
+			fmt.Fprintf(b, "\nNo function's %s share grew measurably.\n", t.kind)
 			continue
 		}
-		fmt.Fprintf(b, "\n| function (%s) | base | head | Δ |\n| :-- | --: | --: | --: |\n", t.kind)
+		fmt.Fprintf(b, "\n| function (%s) | base | head | Δ | samples | p |\n| :-- | --: | --: | --: | --: | --: |\n", t.kind)
 		for _, f := range t.shares {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(shortFuncName(f.Name)), formatShare(f.Base), formatShare(f.Head), formatPP(f.Delta))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdCode(shortFuncName(f.Name)), formatShare(f.Base), formatShare(f.Head), formatPP(f.Delta),
+				countsCell(f.hasEvidence(), f.BaseSamples, f.HeadSamples), pCell(f.hasEvidence(), f.P))
 		}
 	}
 	b.WriteString("\n</details>\n")
+}
+
+// countsCell formats a table's base and head sample counts, "130 → 493",
+// or "—" for a row of a report stored without them.
+func countsCell(ok bool, base, head int64) string {
+	if !ok {
+		return "—"
+	}
+	return fmt.Sprintf("%d → %d", base, head)
+}
+
+// pCell formats a table's p-value, or "—" for a row of a report stored
+// without one.
+func pCell(ok bool, p float64) string {
+	if !ok {
+		return "—"
+	}
+	return mdCell(formatP(p))
 }
 
 // mdMemory writes a memory diff's line and, collapsed, its tables of the
@@ -196,50 +217,62 @@ func mdExplanation(b *strings.Builder, e explainedRow) {
 func mdMemory(b *strings.Builder, d MemoryDiff) {
 	fmt.Fprintf(b, "\n%s\n", memoryLine(d, mdCode, mdText))
 	fmt.Fprintf(b, "\n<details><summary>Allocation sites that grew most, per run</summary>\n\n")
-	fmt.Fprintf(b, "Heap profiles (alloc\\_space, alloc\\_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels.\n",
+	fmt.Fprintf(b, "Heap profiles (alloc\\_space, alloc\\_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels. Listed only when the site grew measurably: %s (samples: the allocations sampled, or the bytes in sampling periods, in all of a side's profiles; p adjusted over the sites tested).\n",
 		plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
-		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"))
+		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"),
+		mdText(memoryTestNote()))
 	for _, t := range []struct {
 		kind, unit string
 		sites      []AllocSite
 	}{{"bytes", "B", d.Space}, {"objects", "objects", d.Objects}} {
 		if len(t.sites) == 0 {
-			fmt.Fprintf(b, "\nNo allocation site's %s grew.\n", t.kind)
+			fmt.Fprintf(b, "\nNo allocation site's %s grew measurably.\n", t.kind)
 			continue
 		}
-		fmt.Fprintf(b, "\n| allocation site (%s) | base | head | Δ |\n| :-- | --: | --: | --: |\n", t.kind)
+		fmt.Fprintf(b, "\n| allocation site (%s) | base | head | Δ | samples | p |\n| :-- | --: | --: | --: | --: | --: |\n", t.kind)
 		for _, s := range t.sites {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(shortFuncName(s.Name)),
-				formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), formatAllocDelta(s.Delta, t.unit))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdCode(shortFuncName(s.Name)),
+				formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), formatAllocDelta(s.Delta, t.unit),
+				countsCell(s.hasEvidence(), s.BaseSamples, s.HeadSamples), pCell(s.hasEvidence(), s.P))
 		}
 	}
 	b.WriteString("\n</details>\n")
 }
 
-// mdAttribution writes one benchmark's attribution.
+// mdAttribution writes one benchmark's attribution: its sentences, then
+// a table of the phases, with shares only when total changed.
 func mdAttribution(b *strings.Builder, a Attribution) {
-	s := scaler(a.Unit, a.Base, a.Head)
-	fmt.Fprintf(b, "\n%s (%s): total %s → %s, %s (%s, %s).",
-		mdCode(a.Benchmark), mdText(a.Unit), formatScaled(s, a.Base, a.Unit), formatScaled(s, a.Head, a.Unit),
-		formatDelta(a.Delta, a.Unit), formatPct(a.DeltaPct), verdictWord(a.Verdict))
-	if len(a.ExplainedBy) > 0 {
-		names := make([]string, len(a.ExplainedBy))
-		for i, p := range a.ExplainedBy {
-			names[i] = mdCode(p)
-		}
-		fmt.Fprintf(b, " Explained by %s.", strings.Join(names, ", "))
+	b.WriteString("\n")
+	for _, line := range attributionLines(a, mdCode) {
+		b.WriteString(mdTextKeepCode(line) + "\n")
+	}
+	if a.Changed() {
+		b.WriteString("\n| phase | Δ | Δ% | share of total's Δ | verdict |\n| :-- | --: | --: | --: | :-- |\n")
 	} else {
-		b.WriteString(" No phase changed significantly.")
+		b.WriteString("\n| phase | Δ | Δ% | verdict |\n| :-- | --: | --: | :-- |\n")
 	}
-	for _, o := range a.Overlaps {
-		b.WriteString(" " + mdText(overlapSentence(o)))
-	}
-	b.WriteString("\n\n| phase | Δ | Δ% | share of total's Δ | verdict |\n| :-- | --: | --: | --: | :-- |\n")
 	for _, p := range a.Phases {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-			formatPct(p.DeltaPct), formatShare(p.SharePct), mdText(shareVerdict(p)))
+		if a.Changed() {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
+				formatPct(p.DeltaPct), formatShareCell(p.SharePct), mdText(shareVerdict(p)))
+		} else {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
+				formatPct(p.DeltaPct), mdText(shareVerdict(p)))
+		}
 	}
-	fmt.Fprintf(b, "| unexplained | %s | | %s | |\n", formatDelta(a.Unexplained, a.Unit), formatShare(a.UnexplainedSharePct))
+	if a.Changed() {
+		fmt.Fprintf(b, "| the rest | %s | | %s | |\n", formatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
+	}
+}
+
+// mdTextKeepCode escapes the text of a line whose code spans mdCode
+// already made, leaving the spans alone.
+func mdTextKeepCode(line string) string {
+	parts := strings.Split(line, "`")
+	for i := 0; i < len(parts); i += 2 {
+		parts[i] = mdText(parts[i])
+	}
+	return strings.Join(parts, "`")
 }
 
 // mdCode formats s as inline code, with enough backticks to hold any it

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -25,6 +27,12 @@ const (
 // defaultMemoryTop is how many allocation sites a MemoryDiff lists.
 const defaultMemoryTop = 5
 
+// minSiteSamples is the fewest counts (see MemoryDiff) of an allocation
+// site in head with which a MemoryDiff lists it, and the fewest of both
+// sides together with which it tests it: a site caught by a few sampled
+// allocations is not evidence, whatever it scales up to.
+const minSiteSamples = 10
+
 // A MemoryDiff compares the heap profiles of one benchmark command's runs,
 // base against head: the allocation sites whose allocations per run grew
 // most, in bytes (alloc_space) and in objects (alloc_objects). Compare
@@ -32,6 +40,32 @@ const defaultMemoryTop = 5
 // runs carry memory profiles (Run.Profiles of kind ProfileMem). A heap
 // profile covers the whole run (setup, warm-ups and every proof), not a
 // phase: Go's heap profiles carry no labels.
+//
+// A site is listed only on evidence. The runtime samples allocations,
+// one every MemProfileRate bytes on average (the profile's Period: 512
+// KiB by default, 4 KiB under perfbot prove), and runtime/pprof scales
+// what it sampled up to estimates: one sampled 16-byte allocation reads
+// as 32768 objects. So each site is tested on counts of what was
+// sampled, summed over the side's profiles: for Objects, the allocations
+// sampled (the scaling undone); for Space, the bytes in units of the
+// Period. An allocation of s bytes is sampled with chance 1−e^(−s/Period),
+// which leaves both counts no more variable than Poisson counts of the
+// same mean (large allocations, almost always sampled, are nearly exact).
+// The test is the conditional binomial test of two Poisson rates,
+// two-sided, with the sides' numbers of runs as their exposures: given a
+// site's counts on both sides together, head's part of them is binomial
+// when the site allocates as much per run on both sides. Exact for
+// Poisson counts, it errs towards listing less for these. Each list
+// (Space, Objects) is one family, the sites with at least minSiteSamples
+// counts on both sides together; Holm's correction over it keeps the
+// chance that sampling noise lists any site at profileAlpha. A site is
+// listed when its adjusted p-value is below profileAlpha, its amount per
+// run grew and it has at least minSiteSamples counts in head. The test
+// sees sampling noise only, not a program that allocates differently
+// from run to run. Under MemProfileRate 1 the profile records every
+// allocation and has no sampling noise: the Space count is then the
+// bytes themselves, and a site can be listed for a few dozen bytes a
+// run.
 type MemoryDiff struct {
 	// Command is the benchmark command whose runs wrote the profiles (the
 	// runner's benchmark name, "prove"), "" when the runs do not name it.
@@ -47,13 +81,14 @@ type MemoryDiff struct {
 	HeadObjects float64 `json:"head_alloc_objects"`
 	// Space lists the allocation sites whose bytes per run grew the most,
 	// by growth descending; Objects those whose objects per run grew.
-	// Only sites that grew are listed.
+	// Only sites that grew measurably (see above) are listed; reports
+	// stored before the test list any that grew, without counts.
 	Space   []AllocSite `json:"alloc_space"`
 	Objects []AllocSite `json:"alloc_objects"`
 }
 
 // An AllocSite is one allocation site's allocations per run on each side
-// and their growth, in bytes or objects.
+// and their growth, in bytes or objects, and the evidence for the growth.
 type AllocSite struct {
 	// Name is the function that allocated: the innermost frame of the
 	// allocation's stack outside package runtime, with its full package
@@ -62,6 +97,21 @@ type AllocSite struct {
 	Base  float64 `json:"base"`
 	Head  float64 `json:"head"`
 	Delta float64 `json:"delta"`
+	// BaseSamples and HeadSamples are the site's counts on each side,
+	// summed over the side's profiles: the allocations sampled (Objects)
+	// or the bytes in units of the sampling period (Space), as
+	// MemoryDiff says; 0 in reports stored before they were kept.
+	BaseSamples int64 `json:"base_samples"`
+	HeadSamples int64 `json:"head_samples"`
+	// P is the p-value of the conditional binomial test of the counts
+	// per run, Holm-adjusted over the list's family (see MemoryDiff).
+	P float64 `json:"p_value"`
+}
+
+// hasEvidence reports whether s carries its counts and p-value: every
+// listed site does, but those of reports stored before them.
+func (s AllocSite) hasEvidence() bool {
+	return s.HeadSamples > 0
 }
 
 // An allocTally is one side's heap profiles summed: per allocation site
@@ -69,29 +119,65 @@ type AllocSite struct {
 type allocTally struct {
 	profiles         int
 	objects, space   int64
-	siteObj, siteSpc map[string]int64
+	siteObj, siteSpc siteTally
+}
+
+// A siteTally holds, per allocation site, an amount allocated (objects or
+// bytes) and the count on which MemoryDiff tests it.
+type siteTally struct {
+	amount  map[string]int64
+	samples map[string]float64
+}
+
+func newSiteTally() siteTally {
+	return siteTally{amount: make(map[string]int64), samples: make(map[string]float64)}
+}
+
+func (s siteTally) add(site string, amount int64, samples float64) {
+	s.amount[site] += amount
+	s.samples[site] += samples
 }
 
 // tallyAllocs sums profs' allocations by site.
 func tallyAllocs(profs []*profile.Profile) allocTally {
-	t := allocTally{siteObj: make(map[string]int64), siteSpc: make(map[string]int64)}
+	t := allocTally{siteObj: newSiteTally(), siteSpc: newSiteTally()}
 	for _, p := range profs {
 		oi, si := valueIndex(p, allocObjectsSampleType), valueIndex(p, allocSpaceSampleType)
 		if si < 0 {
 			continue // parseProfiles left it out
 		}
 		t.profiles++
+		period := max(float64(p.Period), 1)
 		for _, s := range p.Sample {
-			site := allocSite(s)
-			t.space += s.Value[si]
-			t.siteSpc[site] += s.Value[si]
+			site, space := allocSite(s), s.Value[si]
+			t.space += space
+			t.siteSpc.add(site, space, float64(space)/period)
 			if oi >= 0 {
-				t.objects += s.Value[oi]
-				t.siteObj[site] += s.Value[oi]
+				objects := s.Value[oi]
+				t.objects += objects
+				t.siteObj.add(site, objects, sampledAllocs(objects, space, period))
 			}
 		}
 	}
 	return t
+}
+
+// sampledAllocs returns how many allocations the runtime sampled for a
+// heap profile's record of objects allocations of space bytes, under a
+// sampling period of period bytes. runtime/pprof scales what was sampled
+// by 1/(1−e^(−m/period)), m the mean size, one over the chance that an
+// allocation of that size is sampled; this undoes it. A record holds at
+// least one sampled allocation. Under a period of 1 every allocation is
+// recorded, unscaled.
+func sampledAllocs(objects, space int64, period float64) float64 {
+	if objects <= 0 {
+		return 0
+	}
+	if period <= 1 || space <= 0 {
+		return float64(objects)
+	}
+	mean := float64(space) / float64(objects)
+	return max(1, float64(objects)*-math.Expm1(-mean/period))
 }
 
 // allocSite names where a heap profile's sample allocated: the innermost
@@ -118,29 +204,6 @@ func allocSite(s *profile.Sample) string {
 
 // diffAllocs compares two sides' tallies per run.
 func diffAllocs(command string, base, head allocTally, top int) MemoryDiff {
-	per := func(v int64, n int) float64 {
-		if n == 0 {
-			return 0
-		}
-		return float64(v) / float64(n)
-	}
-	growth := func(b, h map[string]int64) []AllocSite {
-		out := []AllocSite{}
-		for name, hv := range h {
-			s := AllocSite{Name: name, Base: per(b[name], base.profiles), Head: per(hv, head.profiles)}
-			s.Delta = s.Head - s.Base
-			if s.Delta > 0 {
-				out = append(out, s)
-			}
-		}
-		slices.SortFunc(out, func(x, y AllocSite) int {
-			return cmp.Or(cmp.Compare(y.Delta, x.Delta), strings.Compare(x.Name, y.Name))
-		})
-		if len(out) > top {
-			out = out[:top]
-		}
-		return out
-	}
 	return MemoryDiff{
 		Command:      command,
 		BaseProfiles: base.profiles,
@@ -149,9 +212,69 @@ func diffAllocs(command string, base, head allocTally, top int) MemoryDiff {
 		HeadSpace:    per(head.space, head.profiles),
 		BaseObjects:  per(base.objects, base.profiles),
 		HeadObjects:  per(head.objects, head.profiles),
-		Space:        growth(base.siteSpc, head.siteSpc),
-		Objects:      growth(base.siteObj, head.siteObj),
+		Space:        siteGrowth(base.profiles, head.profiles, base.siteSpc, head.siteSpc, top),
+		Objects:      siteGrowth(base.profiles, head.profiles, base.siteObj, head.siteObj, top),
 	}
+}
+
+// per returns v per run of n, 0 without runs.
+func per(v int64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(v) / float64(n)
+}
+
+// siteGrowth returns the top sites of one list (b and h, the sides'
+// tallies of bytes or of objects, over baseRuns and headRuns profiles)
+// whose amount per run grew measurably, as MemoryDiff says, by growth
+// descending (then by name).
+func siteGrowth(baseRuns, headRuns int, b, h siteTally, top int) []AllocSite {
+	family := siteFamily(baseRuns, headRuns, b, h)
+	ps := make([]float64, len(family))
+	for i, s := range family {
+		ps[i] = s.P
+	}
+	out := []AllocSite{}
+	for i, adj := range Holm(ps) {
+		s := family[i]
+		s.P = adj
+		if adj < profileAlpha && s.Delta > 0 && s.HeadSamples >= minSiteSamples {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(x, y AllocSite) int {
+		return cmp.Or(cmp.Compare(y.Delta, x.Delta), strings.Compare(x.Name, y.Name))
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
+
+// siteFamily returns the sites of one list that siteGrowth tests, in
+// name order: those with at least minSiteSamples counts on both sides
+// together, each with its amounts per run, its counts and the unadjusted
+// p-value of the conditional binomial test.
+func siteFamily(baseRuns, headRuns int, b, h siteTally) []AllocSite {
+	var out []AllocSite
+	for _, name := range sortedUnion(b.amount, h.amount) {
+		kb, kh := int64(math.Round(b.samples[name])), int64(math.Round(h.samples[name]))
+		if kb+kh < minSiteSamples {
+			continue
+		}
+		s := AllocSite{
+			Name:        name,
+			Base:        per(b.amount[name], baseRuns),
+			Head:        per(h.amount[name], headRuns),
+			BaseSamples: kb,
+			HeadSamples: kh,
+			P:           conditionalBinomialP(kb, float64(baseRuns), kh, float64(headRuns)),
+		}
+		s.Delta = s.Head - s.Base
+		out = append(out, s)
+	}
+	return out
 }
 
 // DiffMemProfiles compares base's heap profiles with head's (pprof's
@@ -220,10 +343,25 @@ func memoryLine(d MemoryDiff, code, text func(string) string) string {
 		formatAllocDelta(d.HeadSpace-d.BaseSpace, "B")+" ("+formatPct(deltaPct(d.BaseSpace, d.HeadSpace))+"), "+
 		formatAllocDelta(d.HeadObjects-d.BaseObjects, "objects")+" ("+formatPct(deltaPct(d.BaseObjects, d.HeadObjects))+")")
 	if len(d.Space) == 0 {
-		return s + text("; no allocation site grew")
+		return s + text("; no allocation site's bytes per run grew measurably ("+memoryTestNote()+")")
 	}
 	top := d.Space[0]
-	return s + text("; grew most: ") + code(shortFuncName(top.Name)) + text(" "+formatAllocDelta(top.Delta, "B")+" a run")
+	return s + text("; grew most: ") + code(shortFuncName(top.Name)) + text(" "+formatAllocDelta(top.Delta, "B")+" a run"+siteEvidence(top))
+}
+
+// memoryTestNote names the rule by which a memory diff lists a site:
+// "conditional binomial test, Holm α 0.01, ≥10 samples".
+func memoryTestNote() string {
+	return fmt.Sprintf("conditional binomial test, Holm α %g, ≥%d samples", profileAlpha, minSiteSamples)
+}
+
+// siteEvidence formats a listed site's p-value: " (p<0.001)", or "" for
+// a site of a report stored without one.
+func siteEvidence(s AllocSite) string {
+	if !s.hasEvidence() {
+		return ""
+	}
+	return " (" + formatPEq(s.P) + ")"
 }
 
 // formatAlloc formats an amount of allocation in unit "B" (bytes, binary

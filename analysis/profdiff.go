@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,6 +28,22 @@ const minProfileSamples = 20
 // defaultProfileTop is how many functions a ProfileDiff lists by default.
 const defaultProfileTop = 5
 
+// profileAlpha is the family-wise error rate at which a ProfileDiff lists
+// a function (and a MemoryDiff an allocation site): the chance that
+// sampling noise alone lists any of the list's functions, after Holm's
+// correction over them. Stricter than a comparison's default α of 0.05:
+// a list is read as evidence of where the time went, and a profile holds
+// hundreds of functions, most of which no change touched.
+const profileAlpha = 0.01
+
+// minFuncSamples is the fewest profiler samples of a function in head's
+// phase with which a ProfileDiff lists it, and the fewest of both sides
+// together with which it tests it. Below it a share is a handful of
+// samples (one of 232 reads as 0.4%), which an exact test may still call
+// significant when the other side has many samples, but which is too
+// little to say what grew.
+const minFuncSamples = 10
+
 // The sample types of Go's CPU profiles: "cpu" holds CPU time (in
 // nanoseconds), "samples" the number of profiler samples.
 const (
@@ -41,9 +58,25 @@ const (
 const processBenchmark = "process"
 
 // A ProfileDiff explains one phase of one benchmark by profiles: which
-// functions took a larger share of the phase's samples in head than in
-// base. Each side's profiles are merged (their samples summed), and only
-// the samples labelled phase=Phase count.
+// functions took a measurably larger share of the phase's samples in
+// head than in base. Each side's profiles are merged (their samples
+// summed), and only the samples labelled phase=Phase count.
+//
+// A function is listed only on evidence. Its profiler samples in the
+// phase, k of n on each side, are tested by Fisher's exact test (two
+// proportions, two-sided): the samples are taken as independent draws
+// from the phase's CPU time, and given the function's k_b+k_h samples in
+// all, head's share of them is hypergeometric when its share did not
+// change. An exact test, not the pooled z-test, because the functions in
+// question often have a handful of samples, where the z-test's normal
+// approximation is wrong. Each list (Flat, Cum) is one family, the
+// functions with at least minFuncSamples samples on both sides together
+// (filtering on that total keeps each test exact, since the test
+// conditions on it); Holm's correction over the family keeps the chance
+// that noise lists any function at profileAlpha. A function is listed
+// when its adjusted p-value is below profileAlpha, its share grew and it
+// has at least minFuncSamples samples in head. Samples of one run are not
+// quite independent, and runs vary; the test sees sampling noise only.
 type ProfileDiff struct {
 	// Benchmark and Phase name the explained series, as in Key.
 	Benchmark string `json:"benchmark"`
@@ -68,7 +101,9 @@ type ProfileDiff struct {
 	// Flat lists the functions whose flat share grew the most: the share
 	// of the phase's samples in which the function itself was running
 	// (the leaf frame, inlined frames counted as their own functions).
-	// Only functions whose share grew are listed, by Delta descending.
+	// Only functions whose share grew measurably (see above) are listed,
+	// by Delta descending; reports stored before the test list any that
+	// grew, without counts.
 	Flat []FuncShare `json:"flat"`
 	// Cum lists, in the same way, the functions whose cumulative share
 	// grew the most: the share of the samples in which the function was
@@ -78,7 +113,8 @@ type ProfileDiff struct {
 }
 
 // A FuncShare is one function's share of a phase's samples on each side,
-// in percent of that side's samples, and its change in percentage points.
+// in percent of that side's samples, its change in percentage points,
+// and the evidence for the change.
 type FuncShare struct {
 	// Name is the function as pprof names it, with its full package path:
 	// "github.com/perfbot/perfbot/prover/r1cs.(*LC).Add".
@@ -86,6 +122,20 @@ type FuncShare struct {
 	Base  float64 `json:"base"`
 	Head  float64 `json:"head"`
 	Delta float64 `json:"delta"` // Head − Base
+	// BaseSamples and HeadSamples count the phase's profiler samples of
+	// the function on each side (flat or cum, as the list); 0 in reports
+	// stored before they were kept.
+	BaseSamples int64 `json:"base_samples"`
+	HeadSamples int64 `json:"head_samples"`
+	// P is the p-value of Fisher's exact test of the two shares of
+	// samples, Holm-adjusted over the list's family (see ProfileDiff).
+	P float64 `json:"p_value"`
+}
+
+// hasEvidence reports whether s carries its sample counts and p-value:
+// every listed share does, but those of reports stored before them.
+func (s FuncShare) hasEvidence() bool {
+	return s.HeadSamples > 0
 }
 
 // ProfileOptions says what DiffProfiles compares. The zero value compares
@@ -114,8 +164,9 @@ func (o ProfileOptions) withDefaults() ProfileOptions {
 // the phase are compared. Profiles are pprof's protocol buffers, gzipped
 // or not, as runtime/pprof writes them. A profile that does not parse, or
 // that lacks opts.SampleType, is skipped, and a warning says so; a side
-// without samples of the phase has every share 0. The result's Benchmark
-// is left for the caller.
+// without samples of the phase has every share 0, and then no function is
+// listed. Functions are listed as ProfileDiff says. The result's
+// Benchmark is left for the caller.
 func DiffProfiles(base, head [][]byte, phase string, opts ProfileOptions) (ProfileDiff, []string) {
 	opts = opts.withDefaults()
 	var warnings []string
@@ -173,20 +224,36 @@ func (pp parsedProfiles) warnings(side, what, sampleType string) []string {
 }
 
 // A phaseTally is one side's samples of one phase, summed over profiles:
-// per function, the value of the samples in which it is the leaf (flat)
-// and of those in which it is on the stack (cum).
+// per function, the samples in which it is the leaf (flat) and those in
+// which it is on the stack (cum).
 type phaseTally struct {
 	profiles  int    // profiles merged
 	unit      string // the sample type's unit
 	samples   int64  // profiler samples of the phase
 	value     int64  // their value
-	flat, cum map[string]int64
+	flat, cum funcTally
+}
+
+// A funcTally holds, per function, the value of some samples and their
+// count of profiler samples.
+type funcTally struct {
+	value, samples map[string]int64
+}
+
+func newFuncTally() funcTally {
+	return funcTally{value: make(map[string]int64), samples: make(map[string]int64)}
+}
+
+func (f funcTally) add(name string, value, samples int64) {
+	f.value[name] += value
+	f.samples[name] += samples
 }
 
 // tallyPhase sums the samples of profs labelled phase=phase, in the
-// value of sampleType.
+// value of sampleType and in profiler samples: the "samples" sample type
+// where the profile has one, else one per sample record.
 func tallyPhase(profs []*profile.Profile, phase, sampleType string) phaseTally {
-	t := phaseTally{flat: make(map[string]int64), cum: make(map[string]int64)}
+	t := phaseTally{flat: newFuncTally(), cum: newFuncTally()}
 	onStack := make(map[string]bool)
 	for _, p := range profs {
 		vi, ci := valueIndex(p, sampleType), valueIndex(p, countSampleType)
@@ -209,14 +276,14 @@ func tallyPhase(profs []*profile.Profile, phase, sampleType string) phaseTally {
 			t.samples += n
 			t.value += v
 			if len(s.Location) > 0 {
-				t.flat[frameNames(s.Location[0])[0]] += v
+				t.flat.add(frameNames(s.Location[0])[0], v, n)
 			}
 			clear(onStack)
 			for _, loc := range s.Location {
 				for _, name := range frameNames(loc) {
 					if !onStack[name] {
 						onStack[name] = true
-						t.cum[name] += v
+						t.cum.add(name, v, n)
 					}
 				}
 			}
@@ -259,20 +326,25 @@ func diffTallies(phase string, opts ProfileOptions, base, head phaseTally) Profi
 		HeadSamples:  head.samples,
 		BaseValue:    base.value,
 		HeadValue:    head.value,
-		Flat:         topGrowth(base.flat, base.value, head.flat, head.value, opts.Top),
-		Cum:          topGrowth(base.cum, base.value, head.cum, head.value, opts.Top),
+		Flat:         topGrowth(base, head, base.flat, head.flat, opts.Top),
+		Cum:          topGrowth(base, head, base.cum, head.cum, opts.Top),
 	}
 }
 
-// topGrowth returns the top functions whose share grew, by growth
-// descending (then by name).
-func topGrowth(base map[string]int64, baseTotal int64, head map[string]int64, headTotal int64, top int) []FuncShare {
+// topGrowth returns the top functions of one list (bf and hf, the sides'
+// flat or cum tallies) whose share grew measurably, as ProfileDiff says,
+// by growth descending (then by name).
+func topGrowth(base, head phaseTally, bf, hf funcTally, top int) []FuncShare {
+	family := shareFamily(base, head, bf, hf)
+	ps := make([]float64, len(family))
+	for i, s := range family {
+		ps[i] = s.P
+	}
 	out := []FuncShare{}
-	// A function that head never ran in can only have shrunk.
-	for name, h := range head {
-		s := FuncShare{Name: name, Base: sharePct(base[name], baseTotal), Head: sharePct(h, headTotal)}
-		s.Delta = s.Head - s.Base
-		if s.Delta > 0 {
+	for i, adj := range Holm(ps) {
+		s := family[i]
+		s.P = adj
+		if adj < profileAlpha && s.Delta > 0 && s.HeadSamples >= minFuncSamples {
 			out = append(out, s)
 		}
 	}
@@ -283,6 +355,38 @@ func topGrowth(base map[string]int64, baseTotal int64, head map[string]int64, he
 		out = out[:top]
 	}
 	return out
+}
+
+// shareFamily returns the functions of one list that topGrowth tests,
+// in name order: those with at least minFuncSamples samples on both
+// sides together, each with its shares, its counts and the unadjusted
+// p-value of Fisher's exact test.
+func shareFamily(base, head phaseTally, bf, hf funcTally) []FuncShare {
+	var out []FuncShare
+	for _, name := range sortedUnion(bf.samples, hf.samples) {
+		kb, kh := bf.samples[name], hf.samples[name]
+		if kb+kh < minFuncSamples {
+			continue
+		}
+		s := FuncShare{
+			Name:        name,
+			Base:        sharePct(bf.value[name], base.value),
+			Head:        sharePct(hf.value[name], head.value),
+			BaseSamples: kb,
+			HeadSamples: kh,
+			P:           fisherExactP(kb, base.samples, kh, head.samples),
+		}
+		s.Delta = s.Head - s.Base
+		out = append(out, s)
+	}
+	return out
+}
+
+// sortedUnion returns the keys of a and b, sorted, each once.
+func sortedUnion[V any](a, b map[string]V) []string {
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // sharePct returns part as a percentage of whole, 0 when whole is 0.

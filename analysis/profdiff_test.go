@@ -3,7 +3,11 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"runtime/pprof"
@@ -91,8 +95,10 @@ var (
 
 // realProfiles returns a CPU profile of a base and of a head workload,
 // each with a synthesis and an msm_h phase and some unlabelled work. Head
-// spends as long again in slowHelper during synthesis. The profiles are
-// made once, in about a second of CPU time, by the first test that asks.
+// spends twice as long again in slowHelper during synthesis: about 40
+// samples, enough for the profile diff's exact test to tell among the
+// dozen functions on the stack. The profiles are made once, in about 1.4
+// seconds of CPU time, by the first test that asks.
 // Those tests do not call t.Parallel: only one CPU profile can run at a
 // time, and the CPU time spinFor counts is the whole process's (the
 // labels would keep other tests' samples out anyway).
@@ -118,7 +124,7 @@ func realProfiles(t *testing.T) (base, head []byte) {
 			return buf.Bytes()
 		}
 		realBase = profileSide(5 * time.Millisecond)
-		realHead = profileSide(200 * time.Millisecond)
+		realHead = profileSide(400 * time.Millisecond)
 	})
 	if realProfileUnavailable != nil {
 		t.Skipf("CPU profiler in use (go test -cpuprofile?): %v", realProfileUnavailable)
@@ -159,13 +165,16 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 		t.Errorf("diff %+v: want phase synthesis, cpu nanoseconds, 1 profile a side", d)
 	}
 	if d.BaseSamples == 0 || d.HeadSamples <= d.BaseSamples {
-		t.Errorf("synthesis samples: base %d, head %d; want head to have more (it spun twice as long)", d.BaseSamples, d.HeadSamples)
+		t.Errorf("synthesis samples: base %d, head %d; want head to have more (it spun three times as long)", d.BaseSamples, d.HeadSamples)
 	}
 	if len(d.Flat) == 0 || d.Flat[0].Name != helper {
 		t.Fatalf("flat %+v: want %s first", d.Flat, helper)
 	}
 	if f := d.Flat[0]; !(f.Delta > 20) || f.Head <= f.Base || math.Abs(f.Delta-(f.Head-f.Base)) > 1e-9 {
-		t.Errorf("%s flat: %+v; want it to grow from almost nothing to about half of synthesis", helper, f)
+		t.Errorf("%s flat: %+v; want it to grow from almost nothing to about two thirds of synthesis", helper, f)
+	}
+	if f := d.Flat[0]; f.HeadSamples < minFuncSamples || f.HeadSamples <= f.BaseSamples || !(f.P < profileAlpha) {
+		t.Errorf("%s flat: %+v; want at least %d head samples, more than base's, and p below %g", helper, f, minFuncSamples, profileAlpha)
 	}
 	if c, ok := shareOf(d.Cum, helper); !ok || c.Delta <= 0 {
 		t.Errorf("cum %+v: want %s with a positive delta", d.Cum, helper)
@@ -175,8 +184,8 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 			t.Errorf("%d functions listed, want at most %d", len(fs), defaultProfileTop)
 		}
 		for i, f := range fs {
-			if f.Delta <= 0 || i > 0 && f.Delta > fs[i-1].Delta {
-				t.Errorf("shares %+v: want positive deltas, descending", fs)
+			if f.Delta <= 0 || i > 0 && f.Delta > fs[i-1].Delta || !(f.P < profileAlpha) || f.HeadSamples < minFuncSamples {
+				t.Errorf("shares %+v: want positive deltas, descending, each with p below %g and %d head samples", fs, profileAlpha, minFuncSamples)
 				break
 			}
 		}
@@ -190,11 +199,11 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 	}
 	for _, data := range [][]byte{base, head} {
 		tally := tallyPhase([]*profile.Profile{mustParse(t, data)}, "msm_h", "cpu")
-		if tally.cum[helper] != 0 || tally.cum[funcName(phaseWork)] != 0 {
-			t.Errorf("msm_h counts samples of synthesis's functions: %v", tally.cum)
+		if tally.cum.value[helper] != 0 || tally.cum.value[funcName(phaseWork)] != 0 {
+			t.Errorf("msm_h counts samples of synthesis's functions: %v", tally.cum.value)
 		}
-		if tally.flat[funcName(msmWork)] == 0 {
-			t.Errorf("msm_h has no sample of msmWork: %v", tally.flat)
+		if tally.flat.value[funcName(msmWork)] == 0 || tally.flat.samples[funcName(msmWork)] == 0 {
+			t.Errorf("msm_h has no sample of msmWork: %v, %v", tally.flat.value, tally.flat.samples)
 		}
 	}
 	if _, ok := shareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
@@ -302,27 +311,272 @@ func TestDiffProfilesCountsOnlyThePhasesSamplesAndEachFunctionOncePerSample(t *t
 	}
 	// Flat: add 10% → 55%; mul 90% → 45% shrank. Cum: add 10% → 55%,
 	// eval 90% → 45% (once per sample, not 150%), synth and main 100%.
-	wantFlat := []FuncShare{{add, 10, 55, 45}}
-	if !reflect.DeepEqual(d.Flat, wantFlat) {
-		t.Errorf("flat = %+v, want %+v", d.Flat, wantFlat)
-	}
-	if !reflect.DeepEqual(d.Cum, wantFlat) {
-		t.Errorf("cum = %+v, want %+v", d.Cum, wantFlat)
-	}
+	// add's table, 10 of 100 against 110 of 200, is mul's and eval's
+	// mirrored, so the three share one p-value; Holm multiplies the
+	// smallest by the family's size: 2 functions flat, 5 cum.
+	p := fisherReference(10, 100, 110, 200)
+	wantFlat := []FuncShare{{Name: add, Base: 10, Head: 55, Delta: 45, BaseSamples: 10, HeadSamples: 110, P: 2 * p}}
+	wantCum := []FuncShare{{Name: add, Base: 10, Head: 55, Delta: 45, BaseSamples: 10, HeadSamples: 110, P: 5 * p}}
+	checkShares(t, "flat", d.Flat, wantFlat)
+	checkShares(t, "cum", d.Cum, wantCum)
 	tally := tallyPhase([]*profile.Profile{mustParse(t, base)}, "synthesis", "cpu")
 	want := map[string]int64{mul: 90, eval: 90, add: 10, synth: 100, main: 100}
 	for name, n := range want {
-		if tally.cum[name] != n*10_000_000 {
-			t.Errorf("cum[%s] = %d, want %d", name, tally.cum[name]/10_000_000, n)
+		if tally.cum.value[name] != n*10_000_000 || tally.cum.samples[name] != n {
+			t.Errorf("cum[%s] = %d ns in %d samples, want %d samples", name, tally.cum.value[name], tally.cum.samples[name], n)
 		}
 	}
-	if tally.flat[mul] != 90*10_000_000 || tally.flat[eval] != 0 {
-		t.Errorf("flat = %v; want mul (the innermost inlined frame) to hold 90 samples and eval none", tally.flat)
+	if tally.flat.value[mul] != 90*10_000_000 || tally.flat.samples[mul] != 90 || tally.flat.value[eval] != 0 || tally.flat.samples[eval] != 0 {
+		t.Errorf("flat = %v, %v; want mul (the innermost inlined frame) to hold 90 samples and eval none", tally.flat.value, tally.flat.samples)
 	}
 
 	m, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "msm_h", ProfileOptions{Top: 1})
 	if m.BaseSamples != 500 || m.HeadSamples != 900 || len(m.Flat) != 0 || len(m.Cum) != 0 {
 		t.Errorf("msm_h: %+v; want 500 and 900 samples and no share grown (every share is the same)", m)
+	}
+}
+
+// fisherReference returns the two-sided p-value of Fisher's exact test
+// of k1 of n1 against k2 of n2 the long way: in exact integer arithmetic,
+// every table with the same margins weighed by its number of ways, the
+// tables no more likely than the observed one (within 10⁻⁷, as R's
+// fisher.test) summed.
+func fisherReference(k1, n1, k2, n2 int64) float64 {
+	n, k := n1+n2, k1+k2
+	ways := func(y int64) *big.Int {
+		return new(big.Int).Mul(new(big.Int).Binomial(k, y), new(big.Int).Binomial(n-k, n2-y))
+	}
+	return minLikelihoodReference(max(0, k-n1), min(k, n2), k2, ways, new(big.Int).Binomial(n, n2))
+}
+
+// minLikelihoodReference sums, over the outcomes lo…hi, the weights no
+// larger than x's times 1+10⁻⁷, and divides by total.
+func minLikelihoodReference(lo, hi, x int64, weight func(int64) *big.Int, total *big.Int) float64 {
+	limit := new(big.Int).Mul(weight(x), big.NewInt(10_000_001))
+	sum := new(big.Int)
+	for y := lo; y <= hi; y++ {
+		w := weight(y)
+		if new(big.Int).Mul(w, big.NewInt(10_000_000)).Cmp(limit) <= 0 {
+			sum.Add(sum, w)
+		}
+	}
+	p, _ := new(big.Rat).SetFrac(sum, total).Float64()
+	return p
+}
+
+// checkShares compares shares with want field by field, P to a relative
+// 10⁻⁹ (the reference p-values are exact, fisherExactP's are floating
+// point).
+func checkShares(t *testing.T, list string, got, want []FuncShare) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s = %+v, want %+v", list, got, want)
+		return
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		g.P, w.P = 0, 0
+		if !reflect.DeepEqual(g, w) || !closeRel(got[i].P, want[i].P, 1e-9) {
+			t.Errorf("%s[%d] = %+v, want %+v", list, i, got[i], want[i])
+		}
+	}
+}
+
+// closeRel reports whether a and b differ by at most tol of b.
+func closeRel(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Abs(b)
+}
+
+func TestFisherExactPMatchesKnownValues(t *testing.T) {
+	t.Parallel()
+	// Fisher's tea-tasting table: 3 of 4 cups right against 1 of 4. With
+	// 4 of 8 in all, the tables 0…4 have 1, 16, 36, 16 and 1 of the 70
+	// ways; those no likelier than 3's 16 are 0, 1, 3 and 4: 34/70.
+	if got := fisherExactP(3, 4, 1, 4); !closeRel(got, 34.0/70, 1e-12) {
+		t.Errorf("tea tasting: p = %.15g, want 34/70 = %.15g", got, 34.0/70)
+	}
+	// Wikipedia's example of the test: 1 of 10 dieters are men, 11 of 14
+	// non-dieters; the two-sided p-value it gives is 0.002759, which is
+	// 41/14858 exactly.
+	if got := fisherExactP(1, 10, 11, 14); !closeRel(got, 41.0/14858, 1e-9) || math.Abs(got-0.002759) > 5e-7 {
+		t.Errorf("dieting: p = %.15g, want 41/14858 = %.15g", got, 41.0/14858)
+	}
+	// 1 of 232 against 0 of 232: the two tables are equally likely, p 1.
+	if got := fisherExactP(0, 232, 1, 232); got != 1 {
+		t.Errorf("1 of 232 against none: p = %g, want 1", got)
+	}
+	for _, c := range [][4]int64{
+		{15, 300, 60, 300},    // 5% → 20%
+		{0, 5000, 6, 300},     // a few samples against many
+		{20, 3000, 42, 3000},  // a small difference
+		{33, 4180, 146, 5035}, // the golden memmove
+		{7, 7, 0, 9},          // every sample on one side
+		{5, 20, 5, 20},        // no difference at all
+	} {
+		got := fisherExactP(c[0], c[1], c[2], c[3])
+		want := fisherReference(c[0], c[1], c[2], c[3])
+		if !closeRel(got, want, 1e-9) {
+			t.Errorf("%d of %d against %d of %d: p = %.15g, want %.15g", c[0], c[1], c[2], c[3], got, want)
+		}
+		if swapped := fisherExactP(c[2], c[3], c[0], c[1]); !closeRel(swapped, got, 1e-9) {
+			t.Errorf("%d of %d against %d of %d: p = %.15g, but %.15g with the sides swapped", c[0], c[1], c[2], c[3], got, swapped)
+		}
+	}
+	if got := fisherExactP(5, 4, 1, 4); got != 1 {
+		t.Errorf("a part larger than its whole: p = %g, want 1", got)
+	}
+}
+
+// countTally returns a phase's tally from each function's count of 10 ms
+// samples, each sample's only function (flat and cum alike).
+func countTally(counts map[string]int64) phaseTally {
+	t := phaseTally{profiles: 1, unit: "nanoseconds", flat: newFuncTally(), cum: newFuncTally()}
+	for name, n := range counts {
+		t.samples += n
+		t.value += n * 10_000_000
+		t.flat.add(name, n*10_000_000, n)
+		t.cum.add(name, n*10_000_000, n)
+	}
+	return t
+}
+
+func TestDiffProfilesDoesNotListAFunctionOfOneSample(t *testing.T) {
+	t.Parallel()
+	// The report that gave rise to the test: runtime.newarray at 0.4% of
+	// head's 232 samples, one sample, none in base.
+	const work, newarray = "pkg.work", "runtime.newarray"
+	base := fakeProfile(t, fakeSample{"msm_h", []string{work, "main.main"}, 232})
+	head := fakeProfile(t,
+		fakeSample{"msm_h", []string{work, "main.main"}, 231},
+		fakeSample{"msm_h", []string{newarray, work, "main.main"}, 1})
+	d, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "msm_h", ProfileOptions{})
+	if d.BaseSamples != 232 || d.HeadSamples != 232 || len(d.Flat) != 0 || len(d.Cum) != 0 {
+		t.Fatalf("diff %+v; want 232 samples a side and nothing listed", d)
+	}
+
+	e := Explanation{Benchmark: proveBench, Phase: "msm_h", DeltaPct: 3.2, P: 0.004}
+	plain := func(s string) string { return s }
+	want := fmt.Sprintf("msm_h +3.2%% (p=0.004): no function's share of the CPU samples (base 232, head 232) grew measurably (Fisher's exact test, Holm α %g, ≥%d samples)",
+		profileAlpha, minFuncSamples)
+	if got := explanationLine(e, &d, plain, plain, plain); got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	var md strings.Builder
+	mdExplanation(&md, explainedRow{expl: e, diff: &d})
+	if !strings.Contains(md.String(), "grew measurably") || strings.Contains(md.String(), "<details>") || strings.Contains(md.String(), "| function") {
+		t.Errorf("markdown %q; want the line and no collapsed section without a table", md.String())
+	}
+}
+
+func TestDiffProfilesNeedsTheMinimumOfHeadSamplesEvenWhenSignificant(t *testing.T) {
+	t.Parallel()
+	// 6 samples in head's 300 against none of base's 5000 is significant,
+	// but 6 samples are too few to say what grew.
+	base := countTally(map[string]int64{"pkg.work": 5000})
+	head := countTally(map[string]int64{"pkg.work": 294, "pkg.rare": 6})
+	if p := fisherExactP(0, 5000, 6, 300); !(p < profileAlpha/2) {
+		t.Fatalf("p = %g; the test wants a table significant among two functions", p)
+	}
+	d := diffTallies("msm_h", ProfileOptions{}.withDefaults(), base, head)
+	if len(d.Flat) != 0 || len(d.Cum) != 0 {
+		t.Errorf("flat %+v, cum %+v; want nothing with fewer than %d head samples", d.Flat, d.Cum, minFuncSamples)
+	}
+}
+
+func TestDiffProfilesListsAShareThatGrewFrom5To20Percent(t *testing.T) {
+	t.Parallel()
+	const f, g = "pkg.f", "pkg.g"
+	base := fakeProfile(t, fakeSample{"synthesis", []string{f, "main.main"}, 15}, fakeSample{"synthesis", []string{g, "main.main"}, 285})
+	head := fakeProfile(t, fakeSample{"synthesis", []string{f, "main.main"}, 60}, fakeSample{"synthesis", []string{g, "main.main"}, 240})
+	d, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "synthesis", ProfileOptions{})
+	// Flat: f and g, mirror images, one p times 2. Cum: f, g and
+	// main.main (100% on both sides, p 1): f's p times 3.
+	p := fisherReference(15, 300, 60, 300)
+	checkShares(t, "flat", d.Flat, []FuncShare{{Name: f, Base: 5, Head: 20, Delta: 15, BaseSamples: 15, HeadSamples: 60, P: 2 * p}})
+	checkShares(t, "cum", d.Cum, []FuncShare{{Name: f, Base: 5, Head: 20, Delta: 15, BaseSamples: 15, HeadSamples: 60, P: 3 * p}})
+	if len(d.Flat) == 1 && !(d.Flat[0].P < profileAlpha) {
+		t.Errorf("p = %g, want below %g", d.Flat[0].P, profileAlpha)
+	}
+}
+
+func TestDiffProfilesListsNoneOfManyDifferencesThatHolmDoesNotKeep(t *testing.T) {
+	t.Parallel()
+	// 20 functions each grow from 20 to 42 of 3000 samples: each alone
+	// is significant at α, but not among the 21 functions tested.
+	base, head := map[string]int64{"pkg.work": 2600}, map[string]int64{"pkg.work": 2160}
+	for i := range 20 {
+		name := fmt.Sprintf("pkg.f%02d", i)
+		base[name], head[name] = 20, 42
+	}
+	p := fisherExactP(20, 3000, 42, 3000)
+	if !(p < profileAlpha) || !(21*p > profileAlpha) {
+		t.Fatalf("p = %g; the test wants one below α that 21 tests lift above it", p)
+	}
+	d := diffTallies("msm_h", ProfileOptions{}.withDefaults(), countTally(base), countTally(head))
+	if len(d.Flat) != 0 || len(d.Cum) != 0 {
+		t.Errorf("flat %+v, cum %+v; want none listed", d.Flat, d.Cum)
+	}
+	// One function that grew by far more is listed among them.
+	base["pkg.hot"], head["pkg.hot"] = 20, 200
+	head["pkg.work"] -= 200
+	d = diffTallies("msm_h", ProfileOptions{}.withDefaults(), countTally(base), countTally(head))
+	if len(d.Flat) != 1 || d.Flat[0].Name != "pkg.hot" || !(d.Flat[0].P < profileAlpha) {
+		t.Errorf("flat %+v; want pkg.hot alone", d.Flat)
+	}
+}
+
+func TestDiffProfilesRarelyListsAnythingWhenNothingChanged(t *testing.T) {
+	t.Parallel()
+	// 200 comparisons of two sides of 2000 samples drawn from the same 40
+	// functions' shares (function i weighs i+1). Holm keeps the chance
+	// that a comparison lists anything at most 1%: 2 of 200 expected at
+	// worst; 7 or more would have a chance below 0.5%.
+	const functions, samples, comparisons = 40, 2000, 200
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func() phaseTally {
+		counts := make(map[string]int64)
+		total := functions * (functions + 1) / 2
+		for range samples {
+			u := rng.IntN(total)
+			i := 0
+			for u >= i+1 {
+				u -= i + 1
+				i++
+			}
+			counts[fmt.Sprintf("pkg.f%02d", i)]++
+		}
+		return countTally(counts)
+	}
+	listed := 0
+	for range comparisons {
+		d := diffTallies("msm_h", ProfileOptions{}.withDefaults(), draw(), draw())
+		if len(d.Flat) > 0 {
+			listed++
+		}
+	}
+	t.Logf("%d of %d comparisons listed a function", listed, comparisons)
+	if listed > 6 {
+		t.Errorf("%d of %d comparisons of unchanged profiles listed a function; want at most 6", listed, comparisons)
+	}
+}
+
+func TestAProfileDiffStoredBeforeTheTestDecodesAndRendersWithoutEvidence(t *testing.T) {
+	t.Parallel()
+	const stored = `{"benchmark": "B", "phase": "msm_h", "sample_type": "cpu", "unit": "nanoseconds",
+		"base_profiles": 1, "head_profiles": 1, "base_samples": 232, "head_samples": 232,
+		"base_value": 2320000000, "head_value": 2320000000,
+		"flat": [{"name": "runtime.newarray", "base": 0, "head": 0.4, "delta": 0.4}], "cum": []}`
+	var d ProfileDiff
+	if err := json.Unmarshal([]byte(stored), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Flat) != 1 || d.Flat[0].HeadSamples != 0 || d.Flat[0].P != 0 || d.Flat[0].hasEvidence() {
+		t.Fatalf("flat %+v; want the stored share, without counts or p", d.Flat)
+	}
+	var md strings.Builder
+	mdExplanation(&md, explainedRow{expl: Explanation{Phase: "msm_h", DeltaPct: 3, P: 0.01}, diff: &d})
+	if !strings.Contains(md.String(), "| `runtime.newarray` | 0.0% | 0.4% | +0.4 pp | — | — |\n") || strings.Contains(md.String(), "samples, p") {
+		t.Errorf("markdown %q; want the share with dashes for its counts and p", md.String())
 	}
 }
 
@@ -333,10 +587,12 @@ func TestDiffProfilesMergesEachSidesProfiles(t *testing.T) {
 	b2 := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 10})
 	h := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 50})
 	d, _ := DiffProfiles([][]byte{b1, b2}, [][]byte{h}, "synthesis", ProfileOptions{})
-	// Base merged: f 80, g 20 of 100.
-	if d.BaseProfiles != 2 || d.BaseSamples != 100 || !reflect.DeepEqual(d.Flat, []FuncShare{{g, 20, 50, 30}}) {
-		t.Errorf("diff %+v; want 2 base profiles of 100 samples and g 20%% → 50%%", d)
+	// Base merged: f 80, g 20 of 100. f's table mirrors g's: the same p,
+	// times 2 functions.
+	if d.BaseProfiles != 2 || d.BaseSamples != 100 {
+		t.Errorf("diff %+v; want 2 base profiles of 100 samples", d)
 	}
+	checkShares(t, "flat", d.Flat, []FuncShare{{Name: g, Base: 20, Head: 50, Delta: 30, BaseSamples: 20, HeadSamples: 50, P: 2 * fisherReference(20, 100, 50, 100)}})
 }
 
 func TestDiffProfilesSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {

@@ -177,42 +177,56 @@ func profileSide(profiles int, samples, value int64, unit string) string {
 
 // rowText is a row's cells, formatted.
 type rowText struct {
-	base, head, delta, p, ci, floor, verdict string
-	changed                                  bool // regression or improvement
+	base, head, delta, p, floor, verdict string
+	changed                              bool // regression or improvement
 }
 
+// formatRow formats a row's cells. base and head are the values its
+// change compares (Row.BaseValue, Row.HeadValue), so that Δ, the two
+// values and the verdict are one estimate.
 func formatRow(row Row) rowText {
-	s := scaler(row.Unit, row.Base.Median, row.Head.Median)
-	if row.Simulated {
-		return rowText{
-			base:    formatScaled(s, row.Base.Median, row.Unit),
-			head:    formatScaled(s, row.Head.Median, row.Unit),
-			delta:   formatExactPct(row.DeltaPct),
-			p:       "exact",
-			ci:      "—",
-			floor:   formatFloor(row.Floor),
-			verdict: rowVerdict(row),
-			changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
-		}
-	}
-	p := formatP(row.PValue)
-	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed {
-		p = "—" // not tested, so not Holm-corrected either
-	}
-	verdict := rowVerdict(row)
-	if row.Verdict == VerdictInconclusive && finite(row.MDEPct) {
-		verdict += fmt.Sprintf(" (MDE %.1f%%)", row.MDEPct)
-	}
-	return rowText{
-		base:    formatScaled(s, row.Base.Median, row.Unit),
-		head:    formatScaled(s, row.Head.Median, row.Unit),
-		delta:   formatPct(row.Change()) + formatInterval(row.DeltaLoPct, row.DeltaHiPct),
-		p:       p,
-		ci:      formatCI(row.Base) + " / " + formatCI(row.Head),
+	s := scaler(row.Unit, row.BaseValue, row.HeadValue)
+	t := rowText{
+		base:    formatScaled(s, row.BaseValue, row.Unit),
+		head:    formatScaled(s, row.HeadValue, row.Unit),
+		delta:   formatChange(row),
 		floor:   formatFloor(row.Floor),
-		verdict: verdict,
+		verdict: rowVerdict(row),
 		changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
 	}
+	if row.Simulated {
+		t.p = "exact"
+		return t
+	}
+	t.p = formatP(row.PValue)
+	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed || row.Verdict == VerdictWait {
+		t.p = "—" // not tested, so not Holm-corrected either
+	}
+	if row.Verdict == VerdictInconclusive && finite(row.MDEPct) {
+		t.verdict += fmt.Sprintf(" (MDE %.1f%%)", row.MDEPct)
+	}
+	return t
+}
+
+// formatChange formats a row's change with its interval: "+20.4% [+19.7,
+// +20.7]"; a change of constants or a simulated count without one
+// ("+75.0%"); and where the base's median is 0, in the row's unit
+// ("+3 [+1, +4]").
+func formatChange(row Row) string {
+	switch {
+	case row.Simulated:
+		if finite(row.Change()) {
+			return formatExactPct(row.Change())
+		}
+		return formatDelta(row.Shift, row.Unit)
+	case finite(row.Change()) && row.Exact():
+		return formatPct(row.Change())
+	case finite(row.Change()):
+		return formatPct(row.Change()) + formatInterval(row.DeltaLoPct, row.DeltaHiPct)
+	case row.Exact():
+		return formatDelta(row.Shift, row.Unit)
+	}
+	return formatDelta(row.Shift, row.Unit) + formatDeltaInterval(row.ShiftLo, row.ShiftHi, row.Unit)
 }
 
 // formatInterval formats the change's interval after its Δ:
@@ -451,9 +465,25 @@ func mdeLine(r *Report, code func(string) string) string {
 	worst := rows[0]
 	n := min(worst.Base.N, worst.Head.N)
 	need := float64(n) * math.Pow(worst.MDEPct/worst.Floor.Pct, 2)
-	return fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
-		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"), code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(need)))
+	s := fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; ",
+		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"))
+	// The MDE shrinks as one over the root of the runs: past a sane
+	// bound, say what floor the cap can judge instead of a count nobody
+	// will run.
+	limit := runsBoundFactor * max(r.Sequential.MaxRuns, n)
+	if need <= float64(limit) {
+		return s + fmt.Sprintf("seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
+			code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(need)))
+	}
+	capRuns := max(r.Sequential.MaxRuns, n)
+	judgeable := worst.MDEPct * math.Sqrt(float64(n)/float64(capRuns))
+	return s + fmt.Sprintf("%s's %s floor is below what this runner resolves (more than %s runs a side); at %s a side it could judge a floor of about %.1f%% (perfbot calibrate measures each phase's noise).",
+		code(label(worst.Key)), formatFloor(worst.Floor), formatCount(limit), plural(capRuns, "run"), judgeable)
 }
+
+// runsBoundFactor bounds the run counts a report suggests: at most this
+// many times the comparison's cap.
+const runsBoundFactor = 10
 
 // formatCount formats a whole number with thousands separators:
 // "14,000".
@@ -529,4 +559,96 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// attributionLines says in sentences what an attribution found: total's
+// change with its interval and verdict; for a total that changed, which
+// phases account for it and the notes on shares not given; for one that
+// did not, that no share is given; then which branch of each overlap the
+// critical path took, and how much slack every phase that changed
+// significantly off the critical path has left. code formats a series
+// name.
+func attributionLines(a Attribution, code func(string) string) []string {
+	s := scaler(a.Unit, a.Base, a.Head)
+	head := fmt.Sprintf("%s (%s): total %s → %s, %s%s (%s)", code(a.Benchmark), a.Unit,
+		formatScaled(s, a.Base, a.Unit), formatScaled(s, a.Head, a.Unit),
+		formatDelta(a.Delta, a.Unit), formatDeltaInterval(a.DeltaLo, a.DeltaHi, a.Unit), formatPct(a.DeltaPct))
+	var lines []string
+	switch {
+	case a.Changed() && len(a.ExplainedBy) > 0:
+		var parts []string
+		for _, p := range a.Phases {
+			if slices.Contains(a.ExplainedBy, p.Phase) && finite(p.SharePct) {
+				parts = append(parts, fmt.Sprintf("%s %s", code(p.Phase), formatShare(p.SharePct)))
+			}
+		}
+		line := head + ", " + verdictWord(a.Verdict) + "."
+		if finite(a.UnexplainedSharePct) {
+			parts = append(parts, fmt.Sprintf("the rest (phases that moved within their noise, and time outside the phases) %s", formatShare(a.UnexplainedSharePct)))
+		}
+		if len(parts) > 0 {
+			line += " Shares of it: " + joinAnd(parts) + "."
+		}
+		lines = append(lines, line)
+		lines = append(lines, a.Notes...)
+	case a.Changed():
+		lines = append(lines, head+", "+verdictWord(a.Verdict)+". No phase changed significantly on the critical path: the change is in phases that moved within their noise, or outside the phases.")
+	default:
+		lines = append(lines, fmt.Sprintf("%s: %s, so no phase's share of it is given.", head, notChangedWord(a.Verdict)))
+	}
+	for _, o := range a.Overlaps {
+		lines = append(lines, overlapSentence(o))
+	}
+	for _, p := range a.Phases {
+		if p.Slack != nil && (p.Verdict == VerdictRegression || p.Verdict == VerdictImprovement) {
+			lines = append(lines, slackSentence(p, code))
+		}
+	}
+	return lines
+}
+
+// notChangedWord says why a total that did not change gets no shares.
+func notChangedWord(v Verdict) string {
+	switch v {
+	case VerdictNoChange:
+		return "no change beyond its noise floor"
+	case VerdictInconclusive:
+		return "not a significant change (inconclusive)"
+	}
+	return "not compared"
+}
+
+// slackSentence says how much a phase off the critical path may still
+// grow before the proof waits for it: "msm_h +4.9% (regression) is off
+// the critical path: msm_b2 took longer on both sides, so msm_h's branch
+// could grow by 14.10ms more at base and 12.30ms more at head before it
+// lengthens the proof."
+func slackSentence(p PhaseShare, code func(string) string) string {
+	s := scaler("sec/op", p.Slack.Base, p.Slack.Head)
+	return fmt.Sprintf("%s %s (%s) is off the critical path: %s took longer on both sides, so %s's branch could grow by %s more at base and %s more at head before it lengthens the proof.",
+		code(p.Phase), formatPct(p.DeltaPct), verdictWord(p.Verdict), code(p.Slack.Behind), p.Phase,
+		formatScaled(s, p.Slack.Base, "sec/op"), formatScaled(s, p.Slack.Head, "sec/op"))
+}
+
+// formatDeltaInterval formats the interval of a change in its unit:
+// " [-6.100ms, +1.200ms]", or "" without one.
+func formatDeltaInterval(lo, hi float64, unit string) string {
+	if !finite(lo) || !finite(hi) {
+		return ""
+	}
+	s := scaler(unit, lo, hi)
+	bound := func(x float64) string {
+		v := formatScaled(s, x, unit)
+		if x > 0 {
+			v = "+" + v
+		}
+		return v
+	}
+	return " [" + bound(lo) + ", " + bound(hi) + "]"
+}
+
+// estimateLine says what Δ and the values beside it are.
+func estimateLine(r *Report) string {
+	return fmt.Sprintf("Δ is the change's Hodges–Lehmann estimate (the median of every head/base ratio) with its %.0f%% interval; base is the base's median and head is base moved by Δ, so the three never disagree (benchstat's own medians: perfbot export).",
+		r.Options.Confidence*100)
 }

@@ -146,14 +146,19 @@ func (r *Report) NeedMoreRuns() bool {
 	return false
 }
 
-// Change returns the row's change in percent as reports show it and
-// verdicts weigh it: the Hodges–Lehmann shift, or the change of the
-// medians where there is none (a simulated count, or a base of zeros).
-func (row Row) Change() float64 {
-	if row.Simulated || !finite(row.ShiftPct) {
-		return row.DeltaPct
+// Change returns the row's change in percent, the one estimate that
+// reports show and verdicts weigh (ShiftPct): NaN when the base's median
+// is 0, where the change exists only in the row's unit (Shift).
+func (row Row) Change() float64 { return row.ShiftPct }
+
+// Exact reports whether the row's interval is a single point: the
+// change of constants (4 → 7 allocs/op on every run of each side) or a
+// simulated count. Such a row is shown without an interval.
+func (row Row) Exact() bool {
+	if !finite(row.ShiftLo) || !finite(row.ShiftHi) {
+		return false
 	}
-	return row.ShiftPct
+	return row.ShiftLo == row.ShiftHi
 }
 
 // Runs counts the runs of both sides.
@@ -203,11 +208,23 @@ type Row struct {
 	// Base and Head summarize each side's runs.
 	Base Summary `json:"base"`
 	Head Summary `json:"head"`
-	// DeltaPct is (head median − base median) / base median × 100, the
-	// change benchstat prints; NaN (JSON null) when the base median is 0
-	// and the head's is not. Reports show and verdicts weigh ShiftPct
-	// (Change).
-	DeltaPct float64 `json:"delta_pct"`
+	// BaseValue and HeadValue are the two values the row's change
+	// compares, the ones every rendering shows beside it: BaseValue is
+	// the base's median, HeadValue is BaseValue moved by the change
+	// (BaseValue + Shift). So Δ, the values beside it, the verdict and
+	// the attribution are one estimate and cannot disagree; the head's
+	// own median (Head.Median) can, when the two sides differ in shape
+	// rather than by a shift (two modes, say), and is kept for export
+	// and for the JSON reader, not shown.
+	BaseValue float64 `json:"base_value"`
+	HeadValue float64 `json:"head_value"`
+	// Shift is the change in the row's unit (HeadValue − BaseValue), and
+	// ShiftLo … ShiftHi its interval, infinite (JSON null) without one:
+	// the same estimate as ShiftPct, and the only one where a base whose
+	// median is 0 leaves no percentage (a count from 0 to 3).
+	Shift   float64 `json:"shift"`
+	ShiftLo float64 `json:"shift_lo"`
+	ShiftHi float64 `json:"shift_hi"`
 	// PRaw is the Mann-Whitney U p-value, as benchstat prints it.
 	PRaw float64 `json:"p_raw"`
 	// PValue is PRaw adjusted for the row's family (the primary units
@@ -222,13 +239,16 @@ type Row struct {
 	// the row's place i in its family of m tests sorted by p (Holm's
 	// step-down). NaN (JSON null) for a row not tested.
 	Threshold float64 `json:"threshold"`
-	// ShiftPct is the Hodges–Lehmann estimate of the change, in percent
-	// of base (the median of every head/base ratio, or for values that
-	// are not all positive, of every difference over the base median),
-	// and DeltaLoPct … DeltaHiPct its distribution-free interval at
-	// Options.Confidence. The interval is what decides "no change" (it
-	// lies within ±floor) and what an inconclusive row rules out. The
-	// bounds are infinite (JSON null) for samples too small for one.
+	// ShiftPct is the row's change: the Hodges–Lehmann estimate, in
+	// percent of base (the median of every head/base ratio, or for values
+	// that are not all positive, of every difference over the base
+	// median), and DeltaLoPct … DeltaHiPct its distribution-free interval
+	// at Options.Confidence; for a simulated row, the exact change of
+	// the counts, with an interval of that one point. The interval is
+	// what decides "no change" (it lies within ±floor) and what an
+	// inconclusive row rules out. ShiftPct is NaN (JSON null) and the
+	// bounds infinite when the base's median is 0 (see Shift); the
+	// bounds are infinite too for samples too small for an interval.
 	ShiftPct   float64 `json:"shift_pct"`
 	DeltaLoPct float64 `json:"delta_lo_pct"`
 	DeltaHiPct float64 `json:"delta_hi_pct"`
@@ -259,54 +279,91 @@ type Summary struct {
 }
 
 // An Attribution splits the change of one benchmark's total phase among
-// its phases, in one unit.
+// its phases, in one unit: each phase's part along the critical path,
+// and shares of total's change only when total itself changed (a
+// regression or an improvement), so that no share is ever of noise.
 type Attribution struct {
 	Benchmark string `json:"benchmark"`
 	Unit      string `json:"unit"`
-	// Base and Head are total's medians; Delta is Head − Base.
+	// Base and Head are total's values (Row.BaseValue, Row.HeadValue);
+	// Delta is its change, Head − Base (Row.Shift), and DeltaLo …
+	// DeltaHi that change's interval (infinite, JSON null, without one).
 	Base     float64 `json:"base"`
 	Head     float64 `json:"head"`
 	Delta    float64 `json:"delta"`
+	DeltaLo  float64 `json:"delta_lo"`
+	DeltaHi  float64 `json:"delta_hi"`
 	DeltaPct float64 `json:"delta_pct"`
-	// Verdict is total's row verdict.
+	// Verdict is total's row verdict. Shares exist only when it is a
+	// regression or an improvement (Changed).
 	Verdict Verdict `json:"verdict"`
 	// Phases are the top-level phases measured on both sides (sub-steps
 	// such as "msm_h/step=sort" are inside their parent and left out),
-	// by |Delta| descending.
+	// by |Attributed| descending, then |Delta|.
 	Phases []PhaseShare `json:"phases"`
 	// ExplainedBy names the phases that changed significantly
-	// (regression or improvement), by |share| descending.
+	// (regression or improvement) on the critical path, by |Attributed|
+	// descending.
 	ExplainedBy []string `json:"explained_by"`
-	// Unexplained is Delta − Σ phase Attributed: time outside the
-	// measured phases, plus the fact that medians do not add up exactly.
+	// Unexplained is Delta − Σ Attributed of ExplainedBy: the rest of
+	// total's change, which no significant phase accounts for (phases
+	// that moved within their noise, and time outside the phases).
+	// UnexplainedSharePct is its share (see PhaseShare.SharePct), NaN
+	// (JSON null) when total did not change or the rest moved against
+	// it.
 	Unexplained         float64 `json:"unexplained"`
 	UnexplainedSharePct float64 `json:"unexplained_share_pct"`
+	// Notes say what took part of total's change back: the parts that
+	// moved against it, which get no share.
+	Notes []string `json:"notes,omitempty"`
 	// Overlaps are the parts of the benchmark's proofs where phases ran
 	// at once (from the runs' spans; sec/op only), with how their change
 	// was split along the critical path.
 	Overlaps []Overlap `json:"overlaps,omitempty"`
 }
 
+// Changed reports whether total changed: only then are there shares.
+func (a Attribution) Changed() bool {
+	return a.Verdict == VerdictRegression || a.Verdict == VerdictImprovement
+}
+
 // A PhaseShare is one phase's part in the change of total.
 type PhaseShare struct {
 	Phase    string  `json:"phase"`
-	Delta    float64 `json:"delta"`     // head median − base median, in the unit
-	DeltaPct float64 `json:"delta_pct"` // relative to the phase's base median
+	Delta    float64 `json:"delta"`     // the phase's change, in the unit (Row.Shift)
+	DeltaPct float64 `json:"delta_pct"` // the same, in percent of its base (Row.Change)
 	// Attributed is the part of total's change charged to the phase along
 	// the critical path: Delta for a phase that runs alone; for phases
 	// that overlap, their branch's Shapley share (Overlap), split among a
 	// branch's phases in proportion to their Delta; 0 for a wait.
 	Attributed float64 `json:"attributed"`
-	// SharePct is Attributed / total's Delta × 100; NaN (JSON null) when
-	// total did not move at all.
+	// SharePct is the phase's share of total's change, given only when
+	// total changed, to a phase of ExplainedBy that moved with total: its
+	// Attributed over the sum of every part that moved with total (the
+	// phases of ExplainedBy and the rest), so shares lie in [0, 100]%
+	// and add up to 100%. NaN (JSON null) otherwise.
 	SharePct float64 `json:"share_pct"`
 	Verdict  Verdict `json:"verdict"`
 	// OffCriticalPath marks a phase that overlapped another branch which
 	// was the longer on both sides: however it changed, total did not
 	// wait for it.
 	OffCriticalPath bool `json:"off_critical_path,omitempty"`
+	// Slack is, for a phase off the critical path, how much longer its
+	// branch could have been on each side before total waited for it.
+	Slack *Slack `json:"slack,omitempty"`
 	// Waits names what a wait phase waits for.
 	Waits string `json:"waits,omitempty"`
+}
+
+// A Slack is how much a branch that is off the critical path may still
+// grow before it lengthens the proof: the longer branch's length minus
+// its own, on each side (medians over the runs), in seconds.
+type Slack struct {
+	// Behind names the longer branch: the phase that ran beside this
+	// one, or the main lane's phases.
+	Behind string  `json:"behind"`
+	Base   float64 `json:"base"`
+	Head   float64 `json:"head"`
 }
 
 // nullable returns x, or nil when x is NaN or infinite (JSON has no
@@ -351,74 +408,111 @@ func (s *Summary) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MarshalJSON writes a NaN DeltaPct, PRaw, PValue, Threshold, ShiftPct or
-// MDEPct, and infinite interval bounds, as null.
+// MarshalJSON writes a NaN PRaw, PValue, Threshold, ShiftPct or MDEPct,
+// and infinite interval bounds, as null.
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row
 	return json.Marshal(struct {
 		plain
-		DeltaPct   *float64 `json:"delta_pct"`
 		PRaw       *float64 `json:"p_raw"`
 		PValue     *float64 `json:"p_value"`
 		Threshold  *float64 `json:"threshold"`
 		ShiftPct   *float64 `json:"shift_pct"`
 		DeltaLoPct *float64 `json:"delta_lo_pct"`
 		DeltaHiPct *float64 `json:"delta_hi_pct"`
+		ShiftLo    *float64 `json:"shift_lo"`
+		ShiftHi    *float64 `json:"shift_hi"`
 		MDEPct     *float64 `json:"mde_pct"`
-	}{plain(r), nullable(r.DeltaPct), nullable(r.PRaw), nullable(r.PValue), nullable(r.Threshold),
-		nullable(r.ShiftPct), nullable(r.DeltaLoPct), nullable(r.DeltaHiPct), nullable(r.MDEPct)})
+	}{plain(r), nullable(r.PRaw), nullable(r.PValue), nullable(r.Threshold),
+		nullable(r.ShiftPct), nullable(r.DeltaLoPct), nullable(r.DeltaHiPct),
+		nullable(r.ShiftLo), nullable(r.ShiftHi), nullable(r.MDEPct)})
 }
 
 // UnmarshalJSON reads null numbers as NaN, and null interval bounds as
-// −∞ and +∞. A report stored before the field existed reads the same.
+// −∞ and +∞. A report stored before BaseValue existed gets the values
+// its change implies: the base's median, moved by ShiftPct (or, for a
+// zero base, the head's median).
 func (r *Row) UnmarshalJSON(b []byte) error {
 	type plain Row
 	v := struct {
 		*plain
-		DeltaPct   *float64 `json:"delta_pct"`
 		PRaw       *float64 `json:"p_raw"`
 		PValue     *float64 `json:"p_value"`
 		Threshold  *float64 `json:"threshold"`
 		ShiftPct   *float64 `json:"shift_pct"`
 		DeltaLoPct *float64 `json:"delta_lo_pct"`
 		DeltaHiPct *float64 `json:"delta_hi_pct"`
+		BaseValue  *float64 `json:"base_value"`
+		Shift      *float64 `json:"shift"`
+		ShiftLo    *float64 `json:"shift_lo"`
+		ShiftHi    *float64 `json:"shift_hi"`
 		MDEPct     *float64 `json:"mde_pct"`
 	}{plain: (*plain)(r)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	r.DeltaPct = orElse(v.DeltaPct, math.NaN())
 	r.PRaw = orElse(v.PRaw, math.NaN())
 	r.PValue = orElse(v.PValue, math.NaN())
 	r.Threshold = orElse(v.Threshold, math.NaN())
 	r.ShiftPct = orElse(v.ShiftPct, math.NaN())
 	r.DeltaLoPct = orElse(v.DeltaLoPct, math.Inf(-1))
 	r.DeltaHiPct = orElse(v.DeltaHiPct, math.Inf(1))
+	r.ShiftLo = orElse(v.ShiftLo, math.Inf(-1))
+	r.ShiftHi = orElse(v.ShiftHi, math.Inf(1))
 	r.MDEPct = orElse(v.MDEPct, math.NaN())
+	if v.BaseValue == nil {
+		r.setValues()
+		return nil
+	}
+	r.BaseValue, r.Shift = *v.BaseValue, orElse(v.Shift, math.NaN())
 	return nil
 }
 
-// MarshalJSON writes NaN percentages as null.
+// setValues sets BaseValue, HeadValue and Shift from the base's median
+// and ShiftPct, and ShiftLo … ShiftHi from the interval in percent;
+// where the base's median is 0, Shift is the medians' difference.
+func (r *Row) setValues() {
+	base := r.Base.Median
+	r.BaseValue = base
+	r.Shift = r.ShiftPct / 100 * math.Abs(base)
+	r.ShiftLo, r.ShiftHi = math.Inf(-1), math.Inf(1)
+	if finite(r.DeltaLoPct) && finite(r.DeltaHiPct) {
+		r.ShiftLo, r.ShiftHi = r.DeltaLoPct/100*math.Abs(base), r.DeltaHiPct/100*math.Abs(base)
+	}
+	if !finite(r.ShiftPct) {
+		r.Shift = r.Head.Median - base
+		r.ShiftLo, r.ShiftHi = math.Inf(-1), math.Inf(1)
+	}
+	r.HeadValue = base + r.Shift
+}
+
+// MarshalJSON writes NaN percentages and infinite bounds as null.
 func (a Attribution) MarshalJSON() ([]byte, error) {
 	type plain Attribution
 	return json.Marshal(struct {
 		plain
+		DeltaLo             *float64 `json:"delta_lo"`
+		DeltaHi             *float64 `json:"delta_hi"`
 		DeltaPct            *float64 `json:"delta_pct"`
 		UnexplainedSharePct *float64 `json:"unexplained_share_pct"`
-	}{plain(a), nullable(a.DeltaPct), nullable(a.UnexplainedSharePct)})
+	}{plain(a), nullable(a.DeltaLo), nullable(a.DeltaHi), nullable(a.DeltaPct), nullable(a.UnexplainedSharePct)})
 }
 
-// UnmarshalJSON reads null percentages as NaN.
+// UnmarshalJSON reads null percentages as NaN and null bounds as ∓∞.
 func (a *Attribution) UnmarshalJSON(b []byte) error {
 	type plain Attribution
 	v := struct {
 		*plain
+		DeltaLo             *float64 `json:"delta_lo"`
+		DeltaHi             *float64 `json:"delta_hi"`
 		DeltaPct            *float64 `json:"delta_pct"`
 		UnexplainedSharePct *float64 `json:"unexplained_share_pct"`
 	}{plain: (*plain)(a)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
+	a.DeltaLo = orElse(v.DeltaLo, math.Inf(-1))
+	a.DeltaHi = orElse(v.DeltaHi, math.Inf(1))
 	a.DeltaPct = orElse(v.DeltaPct, math.NaN())
 	a.UnexplainedSharePct = orElse(v.UnexplainedSharePct, math.NaN())
 	return nil

@@ -17,11 +17,19 @@ type Shift struct {
 	// Pct is the Hodges–Lehmann estimate; Lo and Hi bound its confidence
 	// interval (infinite when the samples are too small for one).
 	Pct, Lo, Hi float64
+	// Abs is the same estimate in the values' own unit, and AbsLo and
+	// AbsHi its interval: the change a reader sees between the values
+	// shown beside it (Row.BaseValue and Row.HeadValue). For a base whose
+	// median is 0, where no percentage exists, Pct, Lo and Hi are NaN and
+	// ±Inf but Abs is still the shift of the raw values.
+	Abs, AbsLo, AbsHi float64
 	// Log says the shift was estimated on the logarithms of the values
 	// (a ratio, which is how a change of speed behaves); otherwise, for
 	// samples with zero or negative values, as a difference over the base
 	// median.
 	Log bool
+	// base is the base values' median, from which Abs is measured.
+	base float64
 	// b and h are the sorted values the shift was estimated on
 	// (logarithms, or values over the base median's magnitude), for
 	// intervals at other levels (halfWidth).
@@ -39,8 +47,9 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 			break
 		}
 	}
-	s := Shift{Pct: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), Log: positive}
+	s := Shift{Pct: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), AbsLo: math.Inf(-1), AbsHi: math.Inf(1), Log: positive}
 	scale := 1.0
+	s.base = median(slices.Sorted(slices.Values(base)))
 	if positive {
 		for i := range b {
 			b[i] = math.Log(b[i])
@@ -55,10 +64,13 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 		scale = math.Abs(median(b))
 		if scale == 0 {
 			// No percentage of a zero median, except for no change at
-			// all: every value equal, as a counter that stays at 0.
+			// all: every value equal, as a counter that stays at 0. The
+			// change in the values' unit still exists: the shift of the
+			// raw values, which a count from 0 to 3 is.
 			if b[0] == b[len(b)-1] && h[0] == h[len(h)-1] && b[0] == h[0] {
 				s.Pct, s.Lo, s.Hi = 0, 0, 0
 			}
+			s.Abs, s.AbsLo, s.AbsHi = rawShift(b, h, confidence)
 			return s
 		}
 	}
@@ -80,6 +92,7 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 		est = (est + kthDifference(b, h, total/2+1)) / 2
 	}
 	s.Pct = s.toPct(est)
+	s.Abs = s.toAbs(s.Pct)
 	// The interval is [D_(k), D_(mn+1−k)], k the largest with
 	// P(U ≤ k−1) ≤ (1−confidence)/2 under no shift.
 	k := uLowerCritical(m, n, (1-confidence)/2)
@@ -87,7 +100,30 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 		return s
 	}
 	s.Lo, s.Hi = s.toPct(kthDifference(b, h, k)), s.toPct(kthDifference(b, h, total+1-k))
+	s.AbsLo, s.AbsHi = s.toAbs(s.Lo), s.toAbs(s.Hi)
 	return s
+}
+
+// rawShift returns the Hodges–Lehmann shift of the raw values h against
+// b (both sorted) and its interval, in their own unit.
+func rawShift(b, h []float64, confidence float64) (est, lo, hi float64) {
+	m, n := len(b), len(h)
+	total := m * n
+	est = kthDifference(b, h, (total+1)/2)
+	if total%2 == 0 {
+		est = (est + kthDifference(b, h, total/2+1)) / 2
+	}
+	k := uLowerCritical(m, n, (1-confidence)/2)
+	if k < 1 {
+		return est, math.Inf(-1), math.Inf(1)
+	}
+	return est, kthDifference(b, h, k), kthDifference(b, h, total+1-k)
+}
+
+// toAbs turns a change in percent of the base into the values' unit: a
+// share of the base's median.
+func (s Shift) toAbs(pct float64) float64 {
+	return pct / 100 * math.Abs(s.base)
 }
 
 // toPct turns a shift on s's scale into percent of the base.

@@ -140,12 +140,15 @@ func simRow(k Key, bv, hv []float64) Row {
 		MDEPct:    math.NaN(),
 		Floor:     Floor{Pct: SimFloorPct, Source: FloorSimulated},
 	}
-	row.DeltaPct = deltaPct(row.Base.Median, row.Head.Median)
-	// Exact: the change is the medians' change, with no interval.
-	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = row.DeltaPct, row.DeltaPct, row.DeltaPct
+	// Exact: the change is the medians' change, with no interval (an
+	// interval of that one point).
+	pct := deltaPct(row.Base.Median, row.Head.Median)
 	d := row.Head.Median - row.Base.Median
+	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = pct, pct, pct
+	row.BaseValue, row.HeadValue = row.Base.Median, row.Head.Median
+	row.Shift, row.ShiftLo, row.ShiftHi = d, d, d
 	switch {
-	case (math.Abs(row.DeltaPct) >= SimFloorPct || math.IsNaN(row.DeltaPct)) && math.Abs(d) >= SimFloorInstructions:
+	case (math.Abs(pct) >= SimFloorPct || math.IsNaN(pct)) && math.Abs(d) >= SimFloorInstructions:
 		row.Verdict = VerdictImprovement
 		if d > 0 {
 			row.Verdict = VerdictRegression

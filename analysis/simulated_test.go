@@ -80,8 +80,8 @@ func TestSimulatedCountsAreComparedExactlyAndExplainTheRegressedPhase(t *testing
 		if !row.Simulated || row.Primary || row.Base.N != 1 || row.Head.N != 1 || !math.IsNaN(row.PValue) || row.Floor.Pct != SimFloorPct {
 			t.Errorf("%s: %+v; want a simulated, non-primary row of 1 run a side, no p-value, the %.1f%% floor", c.phase, row, SimFloorPct)
 		}
-		if math.Abs(row.DeltaPct-c.delta) > 1e-9 {
-			t.Errorf("%s: Δ %.6f%%, want exactly %.6f%%", c.phase, row.DeltaPct, c.delta)
+		if math.Abs(row.Change()-c.delta) > 1e-9 {
+			t.Errorf("%s: Δ %.6f%%, want exactly %.6f%%", c.phase, row.Change(), c.delta)
 		}
 		if row.Verdict != c.verdict {
 			t.Errorf("%s: verdict %s (%s), want %s", c.phase, row.Verdict, row.Reason, c.verdict)
@@ -154,7 +154,7 @@ func TestSimulatedCountsAreComparedExactlyAndExplainTheRegressedPhase(t *testing
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if row := findSim(&back, "synthesis"); row == nil || !row.Simulated || !math.IsNaN(row.PValue) || math.Abs(row.DeltaPct-4.2) > 1e-9 {
+	if row := findSim(&back, "synthesis"); row == nil || !row.Simulated || !math.IsNaN(row.PValue) || math.Abs(row.Change()-4.2) > 1e-9 {
 		t.Errorf("decoded synthesis row %+v", row)
 	}
 }
@@ -231,7 +231,7 @@ func TestCallgrindRunWithoutSpansIsSaidToCountTheWholeProcessOnly(t *testing.T) 
 		Base: append(g.runs(baseRev, 6, nil), whole(baseRev, 1e9)),
 		Head: append(g.runs(headRev, 6, nil), whole(headRev, 1.02e9)),
 	}, DefaultOptions())
-	if row := findUnit(r, "", SimProcessInstructionsUnit); row == nil || row.Verdict != VerdictRegression || math.Abs(row.DeltaPct-2) > 1e-9 {
+	if row := findUnit(r, "", SimProcessInstructionsUnit); row == nil || row.Verdict != VerdictRegression || math.Abs(row.Change()-2) > 1e-9 {
 		t.Errorf("process row %+v, want a 2%% regression", row)
 	}
 	if !hasWarning(r, "callgrind counted only the whole process of gotest") {

@@ -7,11 +7,20 @@ import (
 	"text/tabwriter"
 )
 
-// RenderText writes r for a terminal: the verdict, aligned tables of the
-// primary and then the other units (each followed by a line for every
-// regressed phase an Explanation explains), the attribution, the warnings with
-// failed runs, and the environment. It uses no Markdown.
-func RenderText(w io.Writer, r *Report) error {
+// RenderText writes all of r for a terminal: the verdict, aligned tables
+// of the primary and then the other units (each followed by a line for
+// every regressed phase an Explanation explains), the memory diffs, the
+// attribution, the warnings with failed runs, and the environment. It
+// uses no Markdown. RenderTextBrief writes what fits a screen.
+func RenderText(w io.Writer, r *Report) error { return renderText(w, r, false) }
+
+// RenderTextBrief writes r for a terminal as a screen holds it: the
+// verdict, the primary tables with their explanation lines, what the
+// runs could not see, the attribution's sentences and a count of what
+// RenderText adds (other units, warnings, memory diffs, environment).
+func RenderTextBrief(w io.Writer, r *Report) error { return renderText(w, r, true) }
+
+func renderText(w io.Writer, r *Report, brief bool) error {
 	var b strings.Builder
 	plain := func(s string) string { return s }
 	fmt.Fprintf(&b, "perfbot: %s\n%s\n\n", verdictWord(r.Verdict), headline(r, plain))
@@ -20,7 +29,11 @@ func RenderText(w io.Writer, r *Report) error {
 	fmt.Fprintf(tw, "head\t%s\t%s\n", sideName(r, r.Head, r.HeadArgs, plain), runsLine(r.Runs.Head))
 	tw.Flush()
 	if r.Verdict != VerdictError {
-		fmt.Fprintf(&b, "%s\n", methodLine(r))
+		if brief {
+			fmt.Fprintf(&b, "%s\n", estimateLine(r))
+		} else {
+			fmt.Fprintf(&b, "%s %s\n", methodLine(r), estimateLine(r))
+		}
 	}
 
 	for _, g := range groupRows(r.Phases, true) {
@@ -30,6 +43,19 @@ func RenderText(w io.Writer, r *Report) error {
 	}
 	if line := mdeLine(r, plain); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
+	}
+	if brief {
+		for _, a := range r.Attribution {
+			b.WriteString("\n")
+			for _, line := range attributionLines(a, plain) {
+				fmt.Fprintf(&b, "%s\n", line)
+			}
+		}
+		if more := briefOmits(r); more != "" {
+			fmt.Fprintf(&b, "\n%s\n", more)
+		}
+		_, err := io.WriteString(w, trimLines(b.String()))
+		return err
 	}
 	if line := simulationLine(r, plain); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
@@ -41,8 +67,12 @@ func RenderText(w io.Writer, r *Report) error {
 			sites []AllocSite
 		}{{"B", d.Space}, {"objects", d.Objects}} {
 			for _, s := range t.sites {
-				fmt.Fprintf(&b, "  %s a run (%s → %s), %s\n", formatAllocDelta(s.Delta, t.unit),
-					formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), shortFuncName(s.Name))
+				evidence := ""
+				if s.hasEvidence() {
+					evidence = ", " + formatPEq(s.P)
+				}
+				fmt.Fprintf(&b, "  %s a run (%s → %s%s), %s\n", formatAllocDelta(s.Delta, t.unit),
+					formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), evidence, shortFuncName(s.Name))
 			}
 		}
 	}
@@ -56,25 +86,27 @@ func RenderText(w io.Writer, r *Report) error {
 	}
 
 	for _, a := range r.Attribution {
-		s := scaler(a.Unit, a.Base, a.Head)
-		fmt.Fprintf(&b, "\nAttribution: %s (%s): total %s → %s, %s (%s, %s)\n", a.Benchmark, a.Unit,
-			formatScaled(s, a.Base, a.Unit), formatScaled(s, a.Head, a.Unit),
-			formatDelta(a.Delta, a.Unit), formatPct(a.DeltaPct), verdictWord(a.Verdict))
-		if len(a.ExplainedBy) > 0 {
-			fmt.Fprintf(&b, "explained by %s\n", strings.Join(a.ExplainedBy, ", "))
-		} else {
-			b.WriteString("no phase changed significantly\n")
-		}
-		for _, o := range a.Overlaps {
-			b.WriteString(overlapSentence(o) + "\n")
+		b.WriteString("\nAttribution: ")
+		for _, line := range attributionLines(a, plain) {
+			fmt.Fprintf(&b, "%s\n", line)
 		}
 		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-		fmt.Fprint(tw, "  phase\tΔ\tΔ%\tshare\tverdict\n")
-		for _, p := range a.Phases {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct),
-				formatShare(p.SharePct), shareVerdict(p))
+		if a.Changed() {
+			fmt.Fprint(tw, "  phase\tΔ\tΔ%\tshare\tverdict\n")
+		} else {
+			fmt.Fprint(tw, "  phase\tΔ\tΔ%\tverdict\n")
 		}
-		fmt.Fprintf(tw, "  unexplained\t%s\t\t%s\t\n", formatDelta(a.Unexplained, a.Unit), formatShare(a.UnexplainedSharePct))
+		for _, p := range a.Phases {
+			if a.Changed() {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct),
+					formatShareCell(p.SharePct), shareVerdict(p))
+			} else {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct), shareVerdict(p))
+			}
+		}
+		if a.Changed() {
+			fmt.Fprintf(tw, "  the rest\t%s\t\t%s\t\n", formatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
+		}
 		tw.Flush()
 	}
 
@@ -114,6 +146,39 @@ func RenderText(w io.Writer, r *Report) error {
 	return err
 }
 
+// briefOmits says what RenderTextBrief leaves out and how to see it:
+// "Not shown: 3 warnings, 2 other units, environment (--verbose shows
+// everything)." It names the failed runs too, which a reader must not
+// miss; "" when nothing is left out.
+func briefOmits(r *Report) string {
+	var parts []string
+	if n := len(r.Warnings); n > 0 {
+		parts = append(parts, plural(n, "warning"))
+	}
+	if n := len(r.Failures); n > 0 {
+		parts = append(parts, "the failed runs' output")
+	}
+	if n := len(otherUnits(r)); n > 0 {
+		parts = append(parts, plural(n, "other unit"))
+	}
+	if len(r.Attribution) > 0 {
+		parts = append(parts, "the attribution table")
+	}
+	if len(r.MemoryDiffs) > 0 {
+		parts = append(parts, "memory profiles")
+	}
+	if len(r.Simulations) > 0 {
+		parts = append(parts, "callgrind runs")
+	}
+	if len(envKeys(r)) > 0 {
+		parts = append(parts, "the environment")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Not shown: " + joinAnd(parts) + " (--verbose shows everything; --format markdown and json hold it too)."
+}
+
 // trimLines removes the spaces tabwriter leaves at the end of lines.
 func trimLines(s string) string {
 	lines := strings.Split(s, "\n")
@@ -140,10 +205,10 @@ func textTable(b *strings.Builder, g rowGroup) {
 		tw.Flush()
 		return
 	}
-	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ [95%% CI]\tp (adj.)\t95%% CI base / head\tfloor\tverdict\n", g.firstColumn())
+	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ [95%% CI]\tp (adj.)\tfloor\tverdict\n", g.firstColumn())
 	for _, row := range g.rows {
 		t := formatRow(row)
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.p, t.ci, t.floor, t.verdict)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.p, t.floor, t.verdict)
 	}
 	tw.Flush()
 }

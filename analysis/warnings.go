@@ -188,13 +188,33 @@ func (c *comparer) warnDrift(rows []Row, base, head *side) {
 			ps = append(ps, benchmath.AssumeNothing.Compare(first, second).P)
 		}
 	}
+	var drifted []check
 	for i, p := range Holm(ps) {
 		ch := checks[i]
 		if p < c.opts.Alpha && (math.Abs(ch.pct) >= ch.row.Floor.Pct || math.IsNaN(ch.pct)) {
-			c.warnf("%s drifted %s between the first and second half of the %s runs (%s): look for thermal throttling or background load",
-				c.label(ch.row.Key), formatPct(ch.pct), ch.side, formatPEq(p))
+			drifted = append(drifted, ch)
 		}
 	}
+	if len(drifted) == 0 {
+		return
+	}
+	// One warning for what is usually one event on the machine: each
+	// series it touched, with the drift of each side.
+	var names []string
+	bySeries := make(map[string][]string)
+	for _, ch := range drifted {
+		name := c.label(ch.row.Key)
+		if _, ok := bySeries[name]; !ok {
+			names = append(names, name)
+		}
+		bySeries[name] = append(bySeries[name], fmt.Sprintf("%s (%s)", formatPct(ch.pct), ch.side))
+	}
+	items := make([]string, len(names))
+	for i, name := range names {
+		items[i] = name + " " + strings.Join(bySeries[name], " and ")
+	}
+	c.warnf("the machine drifted between the first and the second half of a side's runs: %s (Holm-corrected, beyond their floors); interleaving keeps drift off the comparison but widens its intervals: look for thermal throttling or background load",
+		list(items, listLimit))
 }
 
 // warnAttribution warns when the phases do not explain a change in total,
@@ -203,8 +223,8 @@ func (c *comparer) warnAttribution(attr []Attribution) {
 	for _, a := range attr {
 		name := c.label(Key{Benchmark: a.Benchmark, Phase: "total"})
 		changed := a.Verdict == VerdictRegression || a.Verdict == VerdictImprovement
-		if changed && !(math.Abs(a.UnexplainedSharePct) <= unexplainedLimitPct) {
-			c.warnf("%s: the phases explain only %s of the change in total (%s); the rest is outside the measured phases",
+		if changed && a.UnexplainedSharePct > unexplainedLimitPct {
+			c.warnf("%s: the phases that changed significantly account for only %s of total's change (%s); the rest is in phases that moved within their noise or outside the measured phases",
 				name, formatShare(100-a.UnexplainedSharePct), formatDelta(a.Delta, a.Unit))
 		}
 		if !changed && len(a.ExplainedBy) > 0 {

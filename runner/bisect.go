@@ -689,7 +689,7 @@ func (b *bisection) measureEnds(ctx context.Context, goodP, badP *probe) (analys
 		return row, fmt.Errorf("%w: good %s and bad %s do not differ in %s: %s (%s → %s, %+.1f%%, p=%.3g, floor %.1f%%, %d and %d runs). "+
 			"%sCheck the series (--benchmark, --phase, --unit), or look at every series with perfbot compare --base %s --head %s",
 			ErrNothingToBisect, goodP.commit.Short(), badP.commit.Short(), b.key, describeVerdict(row),
-			formatNumber(row.Base.Median), formatNumber(row.Head.Median), row.Change(), row.PValue, row.Floor.Pct,
+			formatNumber(row.BaseValue), formatNumber(row.HeadValue), row.Change(), row.PValue, row.Floor.Pct,
 			row.Base.N, row.Head.N, hint, goodP.commit.Short(), badP.commit.Short())
 	}
 	return row, nil

@@ -192,8 +192,8 @@ func TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes(t *testing.T)
 	if rep.Commits != 31 || len(res.Range) != 31 || res.Range[30].SHA != shas[31] {
 		t.Errorf("range of %d commits ending %s; want c1 … c31", rep.Commits, res.Range[len(res.Range)-1].Short())
 	}
-	if rep.Change.Verdict != analysis.VerdictRegression || rep.Change.DeltaPct < 15 || rep.Change.DeltaPct > 50 {
-		t.Errorf("the ends' change: %s %+.1f%%; want a regression near +30%%", rep.Change.Verdict, rep.Change.DeltaPct)
+	if rep.Change.Verdict != analysis.VerdictRegression || rep.Change.Change() < 15 || rep.Change.Change() > 50 {
+		t.Errorf("the ends' change: %s %+.1f%%; want a regression near +30%%", rep.Change.Verdict, rep.Change.Change())
 	}
 	probes := probesOf(rep)
 	if n := rep.MeasuredProbes(); n > 6 || len(probes) > 6 || len(rep.Skipped()) != 0 {
@@ -221,7 +221,7 @@ func TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes(t *testing.T)
 	}
 	for _, row := range c.Phases {
 		if row.Phase == "solve" && row.Verdict != analysis.VerdictRegression {
-			t.Errorf("solve in c19 against c18: %s %+.1f%%; want the regression", row.Verdict, row.DeltaPct)
+			t.Errorf("solve in c19 against c18: %s %+.1f%%; want the regression", row.Verdict, row.Change())
 		}
 	}
 	// The change in total is solve's. parse did not change, but its own

@@ -138,10 +138,10 @@ func TestPositionEffectFoolsAlternateOrderOnly(t *testing.T) {
 			}
 			if got := a.Changed(); got != tc.changed {
 				t.Errorf("%s order: phase a %s %+.1f%% (p (adj.) %.3g); want changed=%v. Schedule %v",
-					tc.order, a.Verdict, a.DeltaPct, a.PValue, tc.changed, res.Schedule)
+					tc.order, a.Verdict, a.Change(), a.PValue, tc.changed, res.Schedule)
 			}
-			if tc.order == OrderAlternate && (a.Verdict != analysis.VerdictImprovement || a.DeltaPct > -20) {
-				t.Errorf("alternate: phase a %s %+.1f%%, want the position effect as a false improvement of about -23%%", a.Verdict, a.DeltaPct)
+			if tc.order == OrderAlternate && (a.Verdict != analysis.VerdictImprovement || a.Change() > -20) {
+				t.Errorf("alternate: phase a %s %+.1f%%, want the position effect as a false improvement of about -23%%", a.Verdict, a.Change())
 			}
 		})
 	}

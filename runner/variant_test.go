@@ -55,12 +55,12 @@ func TestCompareVariantsOfOneRevisionBuildOnceAndAreStoredApart(t *testing.T) {
 		}
 		switch row.Phase {
 		case "b":
-			if row.Verdict != analysis.VerdictRegression || row.DeltaPct < 19 || row.DeltaPct > 21 {
-				t.Errorf("b: %s %+.1f%%, want a regression of +20%%", row.Verdict, row.DeltaPct)
+			if row.Verdict != analysis.VerdictRegression || row.Change() < 19 || row.Change() > 21 {
+				t.Errorf("b: %s %+.1f%%, want a regression of +20%%", row.Verdict, row.Change())
 			}
 		case "a":
 			if row.Verdict != analysis.VerdictNoChange {
-				t.Errorf("a: %s %+.1f%%, want no change", row.Verdict, row.DeltaPct)
+				t.Errorf("a: %s %+.1f%%, want no change", row.Verdict, row.Change())
 			}
 		}
 	}

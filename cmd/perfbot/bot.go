@@ -301,6 +301,7 @@ func newPRCommand() *cobra.Command {
 		checkName string
 		format    string
 		failOnReg bool
+		verbose   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pr",
@@ -359,7 +360,7 @@ Exit status as for compare: 0 done; 1 a regression with --fail-on-regression;
 			if err != nil {
 				return inputError(cmd, err)
 			}
-			if err := render(cmd.OutOrStdout(), format, res); err != nil {
+			if err := render(cmd.OutOrStdout(), format, res, verbose); err != nil {
 				return err
 			}
 			return compareStatus(res, failOnReg)
@@ -376,5 +377,6 @@ Exit status as for compare: 0 done; 1 a regression with --fail-on-regression;
 	f.StringVar(&checkName, "check-name", defaultCheckName, "the commit status / check name")
 	f.StringVar(&format, "format", "text", "report format on stdout: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	f.BoolVarP(&verbose, "verbose", "v", false, "text format: the whole report, not just what fits a screen")
 	return cmd
 }

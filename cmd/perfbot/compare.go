@@ -41,6 +41,7 @@ func newCompareCommand() *cobra.Command {
 		count, maxCount    int
 		format             string
 		failOnReg          bool
+		verbose            bool
 		seed               string
 	)
 	cmd := &cobra.Command{
@@ -50,10 +51,13 @@ func newCompareCommand() *cobra.Command {
 benchmark of the base revision's .perfbot.yml (or the default, which runs this
 repository's prover) warm-ups first, then base and head interleaved, stores
 every run in the database and compares head against base per benchmark,
-phase and unit: Mann-Whitney U and median intervals (as benchstat), Holm
-correction, a noise floor learned from the stored baseline history, and
-each change's own interval (Hodges–Lehmann): "no change" means the
-interval lies within the floor. Each round runs the sides in the order
+phase and unit: Mann-Whitney U (as benchstat), Holm correction, a noise
+floor learned from the stored baseline history, and one estimate of each
+change with its own interval (Hodges–Lehmann), which the verdict, the
+values shown beside it and the attribution all use: "no change" means the
+interval lies within the floor. The text report fits a screen (the
+verdict, the primary unit's table and the explanation lines); --verbose,
+--format markdown and --format json hold everything. Each round runs the sides in the order
 .perfbot.yml's order: gives (random by default; --seed replays one).
 Inconclusive comparisons get more runs, in batches, up to --max-count;
 every look tests at its share of α (a group-sequential design), so adding
@@ -108,7 +112,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 			if err != nil {
 				return inputError(cmd, err)
 			}
-			if err := render(cmd.OutOrStdout(), format, res); err != nil {
+			if err := render(cmd.OutOrStdout(), format, res, verbose); err != nil {
 				return err
 			}
 			r.Logger.Info("stored", "comparison", res.ComparisonID, "verdict", res.Report.Verdict, "rounds", res.Rounds)
@@ -125,6 +129,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 	f.IntVar(&maxCount, "max-count", 0, "cap on runs per side when adding runs to settle an inconclusive result (default: the config's max_count)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	f.BoolVarP(&verbose, "verbose", "v", false, "text format: the whole report (other units, attribution table, warnings, profiles, environment), not just what fits a screen")
 	f.StringVar(&seed, "seed", "", "seed of the sides' random order within rounds, as a report prints it: replays that comparison's order (default: a new seed)")
 	return cmd
 }
@@ -248,15 +253,19 @@ func oneOfFlag(cmd *cobra.Command, name, v string, allowed []string) error {
 	return usagef(cmd, "unknown --%s %q: allowed values are %s", name, v, strings.Join(allowed, ", "))
 }
 
-func render(w io.Writer, format string, res *runner.CompareResult) error {
-	switch format {
-	case "markdown":
+// render writes a comparison's report in format; text is the brief
+// report that fits a screen unless verbose.
+func render(w io.Writer, format string, res *runner.CompareResult, verbose bool) error {
+	switch {
+	case format == "markdown":
 		_, err := io.WriteString(w, res.Markdown)
 		return err
-	case "json":
+	case format == "json":
 		return analysis.RenderJSON(w, res.Report)
-	default:
+	case verbose:
 		return analysis.RenderText(w, res.Report)
+	default:
+		return analysis.RenderTextBrief(w, res.Report)
 	}
 }
 

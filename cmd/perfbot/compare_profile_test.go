@@ -12,7 +12,9 @@ import (
 // profiledProgram has two phases under pprof labels, as perfbot prove
 // labels its own, and writes a CPU profile where -cpuprofile says. The
 // head commit makes solve call plantedSlowdown, a function base never
-// calls, for 25% more work in that phase.
+// calls, for half as much work again in that phase: some 40 profiler
+// samples over 8 runs, well above the profile diff's minimum of 10 (a
+// quarter more gave about 20, near it on a fast machine).
 const profiledProgram = `package main
 
 import (
@@ -110,7 +112,7 @@ thresholds:
 		".perfbot.yml": config,
 	})
 	head := r.Commit(t, "solve: a planted slowdown", map[string]string{
-		"main.go": fmt.Sprintf(profiledProgram, n, 2*n, fmt.Sprintf("plantedSlowdown(%d)", n/2)),
+		"main.go": fmt.Sprintf(profiledProgram, n, 2*n, fmt.Sprintf("plantedSlowdown(%d)", n)),
 	})
 	env := newRunEnv(t)
 	rep, errOut, code := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head,
@@ -139,6 +141,7 @@ thresholds:
 	if diff == nil {
 		t.Fatalf("no profile diff for solve; diffs %+v, warnings %v", rep.ProfileDiffs, rep.Warnings)
 	}
+	t.Logf("solve: base %d samples, head %d; flat %+v", diff.BaseSamples, diff.HeadSamples, diff.Flat)
 	if diff.BaseProfiles != 8 || diff.HeadProfiles != 8 {
 		t.Errorf("diff merged %d base and %d head profiles; want the 8 runs of each side", diff.BaseProfiles, diff.HeadProfiles)
 	}

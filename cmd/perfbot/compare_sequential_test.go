@@ -130,7 +130,7 @@ func TestCompareReportsItsLooksThresholdsAndSeed(t *testing.T) {
 			t.Errorf("row %s: threshold %v (one test's %v), interval [%v, %v], MDE %v", row.Phase, row.Threshold, last.Threshold, row.Lo, row.Hi, row.MDE)
 		}
 	}
-	text, _, _ := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--seed", "4242")...)
+	text, _, _ := perfbot(t, env.args("compare", "--repo", dir, "--base", sha, "--head", sha, "--seed", "4242", "--verbose")...)
 	if !strings.Contains(text, "seed 4242: --seed 4242 replays it") || !strings.Contains(text, "one test needed p <") {
 		t.Errorf("text report lacks the seed or the looks' thresholds:\n%s", text)
 	}

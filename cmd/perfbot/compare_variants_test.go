@@ -128,13 +128,13 @@ func checkVariantRows(t *testing.T, rep *analysis.Report, want analysis.Verdict,
 		switch row.Phase {
 		case "b":
 			seen++
-			if row.Verdict != want || row.DeltaPct < wantPct-1.5 || row.DeltaPct > wantPct+1.5 {
-				t.Errorf("b: %s %+.1f%%, want %s near %+.1f%%", row.Verdict, row.DeltaPct, want, wantPct)
+			if row.Verdict != want || row.Change() < wantPct-1.5 || row.Change() > wantPct+1.5 {
+				t.Errorf("b: %s %+.1f%%, want %s near %+.1f%%", row.Verdict, row.Change(), want, wantPct)
 			}
 		case "a":
 			seen++
 			if row.Verdict != analysis.VerdictNoChange {
-				t.Errorf("a: %s %+.1f%%, want no change", row.Verdict, row.DeltaPct)
+				t.Errorf("a: %s %+.1f%%, want no change", row.Verdict, row.Change())
 			}
 		}
 	}

@@ -115,7 +115,7 @@ func testStore(t *testing.T) *store.DB {
 	var rep bytes.Buffer
 	if err := analysis.RenderJSON(&rep, &analysis.Report{Verdict: analysis.VerdictImprovement, Base: sha(1), Head: sha(2),
 		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, Verdict: analysis.VerdictImprovement,
-			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, DeltaPct: -20, ShiftPct: -20,
+			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, ShiftPct: -20, BaseValue: 0.1, HeadValue: 0.08, Shift: -0.02,
 			DeltaLoPct: -22.5, DeltaHiPct: -17.25, PValue: 0.001}},
 		Warnings: []string{}}); err != nil {
 		t.Fatal(err)

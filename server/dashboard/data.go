@@ -403,7 +403,7 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 	for _, row := range data.Report.Phases {
 		data.Rows = append(data.Rows, compareRow{
 			Name: seriesName(row.Key), Unit: row.Unit,
-			Base: scaled(row.Base.Median, row.Unit), Head: scaled(row.Head.Median, row.Unit),
+			Base: scaled(row.BaseValue, row.Unit), Head: scaled(row.HeadValue, row.Unit),
 			Delta: pct(row.Change()) + pctInterval(row.DeltaLoPct, row.DeltaHiPct), P: fmt.Sprintf("%.3g", row.PValue),
 			Verdict: string(row.Verdict), Reason: row.Reason,
 		})
