@@ -38,6 +38,10 @@ type Input struct {
 	// --seed); empty and 0 when it did not say.
 	Order string
 	Seed  uint64
+	// ConfigSource says where the config that measured both sides came
+	// from ("ci/prover.yml (--config)", ".perfbot.yml at 0123456789ab",
+	// "default (…)"), for the report's first lines; "" when not said.
+	ConfigSource string
 	// Caveats are the runner's own warnings, such as other processes
 	// busy on the machine during the runs; they go to Report.Warnings.
 	Caveats []string
@@ -72,6 +76,7 @@ func Compare(in Input, opts Options) *Report {
 		Warnings: []string{},
 		Order:    in.Order,
 		Seed:     in.Seed,
+		Config:   in.ConfigSource,
 	}
 
 	base := c.collect("base", r.Base, in.Base)

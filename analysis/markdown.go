@@ -21,6 +21,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	fmt.Fprintf(&b, "**Verdict: %s.** %s\n\n", verdictWord(r.Verdict), headline(r, mdCode))
 	fmt.Fprintf(&b, "Base %s (%s) vs head %s (%s).",
 		sideName(r, r.Base, r.BaseArgs, mdCode), runsLine(r.Runs.Base), sideName(r, r.Head, r.HeadArgs, mdCode), runsLine(r.Runs.Head))
+	if r.Config != "" {
+		fmt.Fprintf(&b, " Measured as %s says.", mdCode(r.Config))
+	}
 	if r.Verdict != VerdictError {
 		b.WriteString(" " + methodLine(r) + " " + estimateLine(r))
 	}

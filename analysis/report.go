@@ -66,6 +66,9 @@ type Report struct {
 	// with its arguments when either side has some (Variants).
 	BaseArgs []string `json:"base_args,omitempty"`
 	HeadArgs []string `json:"head_args,omitempty"`
+	// Config says where the config that measured both sides came from
+	// (Input.ConfigSource); absent when not said.
+	Config string `json:"config,omitempty"`
 	// Runs counts the runs of each side by status.
 	Runs Runs `json:"runs"`
 	// Failures lists the distinct failures, with how often each occurred.

@@ -86,8 +86,8 @@ func (r *Runner) Backfill(ctx context.Context, req BackfillRequest) (*BackfillRe
 	}
 	machine := r.env(ctx).ID()
 	for _, c := range res.Commits {
-		cfg, _, err := LoadConfig(ctx, ws, c.SHA)
-		if errors.Is(err, ErrInvalidConfig) {
+		cfg, _, err := r.loadConfig(ctx, ws, c.SHA)
+		if errors.Is(err, ErrInvalidConfig) || errors.Is(err, ErrNoConfig) {
 			// Baseline refuses it too; say so when it comes to it.
 			res.Missing = append(res.Missing, c)
 			continue

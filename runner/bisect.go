@@ -138,13 +138,13 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	if len(commits) == 0 || commits[len(commits)-1].SHA != bad.SHA {
 		return nil, fmt.Errorf("%w: %s..%s lists no commits ending at %s", ErrEmptyRange, good.Short(), bad.Short(), bad.Short())
 	}
-	cfg, source, err := LoadConfig(ctx, ws, good.SHA)
+	cfg, source, err := r.loadConfig(ctx, ws, good.SHA)
 	if err != nil {
 		return nil, err
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
 
-	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, producers: map[int]bool{}}
+	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, source: source, producers: map[int]bool{}}
 	if b.ss, err = r.newSession(ctx, ws, cfg, store.KindBisect); err != nil {
 		return nil, err
 	}
@@ -252,6 +252,7 @@ type bisection struct {
 	ws            *workspace.Workspace
 	ss            *session
 	cfg           *Config
+	source        string // where cfg came from
 	machine, hash string
 	key           analysis.Key
 	keyKnown      bool
@@ -803,7 +804,7 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 	env := analysisEnv(b.ss.env)
 	rep := analysis.Compare(analysis.Input{
 		BaseRev: lastGood.SHA, HeadRev: firstBad.SHA, Base: base, Head: head,
-		History: hist, BaseEnv: env, HeadEnv: env,
+		History: hist, BaseEnv: env, HeadEnv: env, ConfigSource: b.source,
 	}, b.opts)
 	var md bytes.Buffer
 	if err := analysis.RenderMarkdown(&md, rep, analysis.RenderContext{}); err != nil {

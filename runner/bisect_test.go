@@ -88,7 +88,8 @@ func bisectRepo(t *testing.T, n, slowAt int, broken ...int) (dir string, shas []
 	return bisectRepoWith(t, bisectConfig, n, slowAt, broken...)
 }
 
-// bisectRepoWith is bisectRepo with config as commit 0's .perfbot.yml.
+// bisectRepoWith is bisectRepo with config as commit 0's .perfbot.yml
+// (none when config is "").
 func bisectRepoWith(t *testing.T, config string, n, slowAt int, broken ...int) (dir string, shas []string) {
 	t.Helper()
 	r := workspacetest.New(t)
@@ -105,7 +106,9 @@ func bisectRepoWith(t *testing.T, config string, n, slowAt int, broken ...int) (
 		}
 		if i == 0 {
 			files["go.mod"] = "module example.com/work\n\ngo 1.26\n"
-			files[".perfbot.yml"] = config
+			if config != "" {
+				files[".perfbot.yml"] = config
+			}
 		}
 		msg := fmt.Sprintf("c%d: steady work", i)
 		switch {

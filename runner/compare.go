@@ -103,7 +103,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		return nil, fmt.Errorf("%w: base and head are both %s with args %s; give each side its own args",
 			ErrNothingToCompare, base.Short(), analysis.FormatArgs(req.BaseArgs))
 	}
-	cfg, source, err := LoadConfig(ctx, ws, base.SHA)
+	cfg, source, err := r.loadConfig(ctx, ws, base.SHA)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
 			Looks: analysis.Looks{Runs: looks, Max: design.Max},
-			Order: cfg.Order, Seed: seed, Caveats: caveats,
+			Order: cfg.Order, Seed: seed, Caveats: caveats, ConfigSource: source,
 		}, opts)
 	}
 
@@ -305,7 +305,7 @@ func (r *Runner) Baseline(ctx context.Context, req BaselineRequest) (*BaselineRe
 
 // baseline is Baseline of commit c of an open workspace.
 func (r *Runner) baseline(ctx context.Context, ws *workspace.Workspace, c workspace.Commit, reqCount int) (*BaselineResult, error) {
-	cfg, source, err := LoadConfig(ctx, ws, c.SHA)
+	cfg, source, err := r.loadConfig(ctx, ws, c.SHA)
 	if err != nil {
 		return nil, err
 	}

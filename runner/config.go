@@ -343,8 +343,11 @@ const (
 
 // LoadConfig reads .perfbot.yml at baseSHA (the base revision of a
 // comparison) and parses it, or returns DefaultConfig when the file is
-// not there. source says which it was, for logs and reports:
-// ".perfbot.yml at 0123456789ab" or "default (no .perfbot.yml at 0123456789ab)".
+// not there and the repository is perfbot itself; any other repository
+// without the file is ErrNoConfig. source says which it was, for logs
+// and reports: ".perfbot.yml at 0123456789ab" or "default (no
+// .perfbot.yml at 0123456789ab)". A Runner with an ExternalConfig reads
+// neither (Runner.Config).
 func LoadConfig(ctx context.Context, ws *workspace.Workspace, baseSHA string) (cfg *Config, source string, err error) {
 	at := baseSHA
 	if len(at) > 12 {
@@ -352,6 +355,9 @@ func LoadConfig(ctx context.Context, ws *workspace.Workspace, baseSHA string) (c
 	}
 	data, err := ws.ReadFile(ctx, baseSHA, ConfigFile)
 	if errors.Is(err, workspace.ErrFileNotFound) {
+		if !isPerfbot(ctx, ws, baseSHA) {
+			return nil, "", noConfigError(ws, at)
+		}
 		return DefaultConfig(), fmt.Sprintf("default (no %s at %s)", ConfigFile, at), nil
 	}
 	if err != nil {

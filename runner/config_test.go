@@ -384,7 +384,8 @@ func TestLoadConfigFromBaseRevision(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	repo := workspacetest.New(t)
-	without := repo.Commit(t, "no config", map[string]string{"README": "x\n"})
+	other := repo.Commit(t, "another project, no config", map[string]string{"README": "x\n", "go.mod": "module example.com/prover\n"})
+	without := repo.Commit(t, "perfbot, no config", map[string]string{"go.mod": ownModule + "\n\ngo 1.26\n"})
 	with := repo.Commit(t, "config", map[string]string{ConfigFile: "count: 3\nbenchmarks: [{name: b, command: [x]}]\n"})
 	broken := repo.Commit(t, "broken config", map[string]string{ConfigFile: "count: 3\nbogus: 1\nbenchmarks: [{name: b, command: [x]}]\n"})
 	// The working tree's copy is not what counts.
@@ -396,6 +397,11 @@ func TestLoadConfigFromBaseRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Only perfbot itself gets the built-in default; another repository
+	// is told what to write.
+	if _, _, err := LoadConfig(ctx, ws, other); !errors.Is(err, ErrNoConfig) || !strings.Contains(err.Error(), "has no .perfbot.yml at "+other[:12]) {
+		t.Errorf("LoadConfig(another project without a config) error = %v, want ErrNoConfig", err)
+	}
 	cfg, source, err := LoadConfig(ctx, ws, without)
 	if err != nil || !reflect.DeepEqual(cfg, DefaultConfig()) || source != "default (no .perfbot.yml at "+without[:12]+")" {
 		t.Errorf("LoadConfig(without) = %+v, %q, %v; want the default", cfg, source, err)

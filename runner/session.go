@@ -55,6 +55,9 @@ type Runner struct {
 	// Inspect, when set, replaces perfbot system's inspection of the
 	// machine before a comparison's runs (system.Inspect).
 	Inspect func(context.Context) system.Report
+	// Config, when set, says how to measure every revision, in place of
+	// the repository's .perfbot.yml (see ExternalConfig).
+	Config *ExternalConfig
 }
 
 func (r *Runner) log() *slog.Logger {

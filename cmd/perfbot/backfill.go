@@ -81,6 +81,7 @@ stored); 1 anything else failed.`,
 		},
 	}
 	c.register(cmd, true)
+	c.registerConfig(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&since, "since", "", "measure commits since this `DATE` (YYYY-MM-DD), duration ago (90d) or all (required)")
 	fl.StringVar(&branch, "branch", "", "the `BRANCH` whose first-parent history is walked (default: the default branch, HEAD)")

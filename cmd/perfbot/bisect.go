@@ -120,6 +120,7 @@ measure); 3 the good or the bad revision did not build or its runs failed.`,
 		},
 	}
 	c.register(cmd, true)
+	c.registerConfig(cmd)
 	f := cmd.Flags()
 	f.StringVar(&good, "good", "", "a revision without the change (any git revision: tag, branch, SHA, HEAD~20)")
 	f.StringVar(&bad, "bad", "HEAD", "a revision with the change; --good must be an ancestor of it")

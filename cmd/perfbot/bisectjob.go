@@ -113,7 +113,7 @@ func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs
 			log.Error("publish progress", "err", err)
 		}
 	}
-	res, err := w.runner.Bisect(ctx, runner.BisectRequest{Source: clone, Good: a.Good, Bad: a.Bad, Phase: phase, OnProbe: onProbe})
+	res, err := w.runnerFor(a.Repo).Bisect(ctx, runner.BisectRequest{Source: clone, Good: a.Good, Bad: a.Bad, Phase: phase, OnProbe: onProbe})
 	if err != nil {
 		return w.bisectFailed(ctx, job, say, err)
 	}

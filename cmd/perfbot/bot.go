@@ -243,6 +243,7 @@ plus ten minutes have passed.`,
 				metrics: metrics,
 				log:     log,
 				changes: cfg.changePoints(),
+				configs: cfg.externalConfigs(),
 			}
 			workers := allWorkers(deps)
 			q, err := queue.New(db, queue.Config{
@@ -367,6 +368,7 @@ Exit status as for compare: 0 done; 1 a regression with --fail-on-regression;
 		},
 	}
 	c.register(cmd, false)
+	c.registerConfig(cmd)
 	f := cmd.Flags()
 	f.StringVar(&repoName, "repo", os.Getenv("GITHUB_REPOSITORY"), "the pull request's repository, owner/name (env GITHUB_REPOSITORY)")
 	f.StringVar(&source, "source", "", "where to build from: a local clone holding both commits (in a workflow: .) or a clone URL (default: the pull request's repository)")

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/perfbot/perfbot/github"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/server"
 	"github.com/perfbot/perfbot/store/queue"
 )
@@ -51,6 +53,13 @@ type repoConfig struct {
 	// ChangePoints configures reporting change points on the default
 	// branch on their commit (changes.go); off by default.
 	ChangePoints changePointConfig `yaml:"change_points"`
+	// Config says how to measure the repository, in place of its
+	// .perfbot.yml: a file path (relative to the server config's
+	// directory) or the config itself, inline. Absent: the repository's
+	// own .perfbot.yml at each base revision.
+	Config yaml.Node `yaml:"config"`
+
+	external *runner.ExternalConfig
 }
 
 const (
@@ -118,6 +127,11 @@ func loadBotConfig(path string) (*botConfig, error) {
 		for _, p := range c.Repos[i].ChangePoints.check() {
 			bad("repos[%d]: change_points: %s", i, p)
 		}
+		ext, err := repoExternalConfig(path, r)
+		if err != nil {
+			bad("repos[%d]: config: %v", i, err)
+		}
+		c.Repos[i].external = ext
 	}
 	if len(c.Repos) == 0 {
 		bad("repos: none listed; name each repository perfbot serves (name: owner/name)")
@@ -126,6 +140,45 @@ func loadBotConfig(path string) (*botConfig, error) {
 		return nil, fmt.Errorf("%s: invalid perfbot server config:\n  %s", path, strings.Join(problems, "\n  "))
 	}
 	return &c, nil
+}
+
+// repoExternalConfig reads a repository's config: in the server config
+// at path: a path to a file (relative to path's directory), or the
+// config inline; nil when it has none.
+func repoExternalConfig(path string, r repoConfig) (*runner.ExternalConfig, error) {
+	switch r.Config.Kind {
+	case 0:
+		return nil, nil
+	case yaml.ScalarNode:
+		file := r.Config.Value
+		if file == "" {
+			return nil, errors.New("an empty path: name a file, or write the config inline")
+		}
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(path), file)
+		}
+		return runner.ReadConfigFile(file, fmt.Sprintf("config: of %s in %s", r.Name, path))
+	case yaml.MappingNode:
+		data, err := yaml.Marshal(&r.Config)
+		if err != nil {
+			return nil, err
+		}
+		// Line numbers in errors count from the config's own first line.
+		return runner.NewExternalConfig(data, fmt.Sprintf("inline config: of %s in %s (line %d)", r.Name, path, r.Config.Line))
+	}
+	return nil, fmt.Errorf("line %d: a file path or the config itself (a mapping), not a list", r.Config.Line)
+}
+
+// externalConfigs returns the configs of the repositories that have one,
+// by lowercased name.
+func (c *botConfig) externalConfigs() map[string]*runner.ExternalConfig {
+	out := make(map[string]*runner.ExternalConfig)
+	for _, r := range c.Repos {
+		if r.external != nil {
+			out[strings.ToLower(r.Name)] = r.external
+		}
+	}
+	return out
 }
 
 // repos returns the served repositories, by name.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/github/githubtest"
+	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
 
@@ -38,6 +39,9 @@ func TestServerConfigErrorsSayWhatToFix(t *testing.T) {
 		{"bad timeout", "job_timeout: soon\nrepos: [{name: a/b}]\n", `job_timeout: "soon"`},
 		{"control queue", "repos: [{name: a/b, queue: control}]\n", `queue "control" is perfbot serve's own`},
 		{"option URL", "repos: [{name: a/b, clone_url: --upload-pack=x}]\n", "cannot begin with '-'"},
+		{"missing config file", "repos: [{name: a/b, config: nope.yml}]\n", "repos[0]: config: invalid perfbot config: config: of a/b in"},
+		{"config a list", "repos:\n  - name: a/b\n    config: [x]\n", "repos[0]: config: line 3: a file path or the config itself"},
+		{"bad inline config", "repos:\n  - name: a/b\n    config:\n      benchmarks:\n        - name: x\n          command: ./x\n", "inline config: of a/b in"},
 	}
 	for _, tc := range cases {
 		path := filepath.Join(t.TempDir(), "server.yml")
@@ -128,5 +132,45 @@ func TestPRModeCommentsOnceAndSetsAStatus(t *testing.T) {
 		if strings.Contains(c.Body, analysis.SummaryMarker) && !strings.Contains(c.Body, "no longer exists") {
 			t.Errorf("gone head: the comment does not say the revision is gone:\n%s", c.Body)
 		}
+	}
+}
+
+// A repository's config: in the server config, inline or as a file next
+// to it, is what its jobs measure with; a repository without one keeps
+// its own .perfbot.yml.
+func TestServerConfigGivesARepositoryItsMeasurementConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "prover.yml"), workConfig)
+	path := filepath.Join(dir, "server.yml")
+	write(t, path, `repos:
+  - name: acme/prover
+    config: prover.yml
+  - name: acme/inline
+    config:
+      build: [[make]]
+      benchmarks:
+        - name: bench
+          command: [./bench]
+      count: 7
+  - name: acme/own
+`)
+	c, err := loadBotConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := &jobDeps{runner: &runner.Runner{DataDir: dir}, configs: c.externalConfigs()}
+	file, inline, own := deps.runnerFor("acme/prover"), deps.runnerFor("ACME/Inline"), deps.runnerFor("acme/own")
+	if want := filepath.Join(dir, "prover.yml") + " (config: of acme/prover in " + path + ")"; file.Config == nil || file.Config.Source != want {
+		t.Errorf("acme/prover's config %+v, want prover.yml's", file.Config)
+	}
+	if inline.Config == nil || !strings.Contains(inline.Config.Source, "inline config: of acme/inline") {
+		t.Errorf("acme/inline's config %+v, want the inline one (names are not case-sensitive)", inline.Config)
+	}
+	if own.Config != nil || own != deps.runner || file.DataDir != dir {
+		t.Errorf("acme/own got %+v; want the shared runner, no config", own.Config)
+	}
+	if deps.runner.Config != nil {
+		t.Error("the shared runner was changed")
 	}
 }

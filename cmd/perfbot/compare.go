@@ -120,6 +120,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 		},
 	}
 	c.register(cmd, true)
+	c.registerConfig(cmd)
 	f := cmd.Flags()
 	f.StringVar(&base, "base", "", "base revision (any git revision: branch, tag, SHA, HEAD~1)")
 	f.StringVar(&head, "head", "HEAD", "head revision (with --base-args or --head-args: default the base revision)")
@@ -307,6 +308,7 @@ noise floors of later comparisons are learned from consecutive baselines.`,
 		},
 	}
 	c.register(cmd, true)
+	c.registerConfig(cmd)
 	cmd.Flags().StringVar(&rev, "rev", "HEAD", "revision to measure")
 	cmd.Flags().IntVar(&count, "count", 0, "measured runs (default: the config's count)")
 	return cmd
@@ -522,6 +524,7 @@ the thresholds in .perfbot.yml. An A/A comparison should find no change.`,
 		},
 	}
 	c.register(cmd, true)
+	c.registerConfig(cmd)
 	cmd.Flags().StringVar(&rev, "rev", "HEAD", "revision to calibrate")
 	cmd.Flags().IntVar(&count, "count", 0, "runs per side (default: the config's count)")
 	return cmd

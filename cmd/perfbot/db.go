@@ -23,6 +23,9 @@ type common struct {
 	db      string
 	dataDir string
 	quiet   bool
+	// config is --config: a measurement config from outside the
+	// repository (registerConfig), "" for none.
+	config string
 }
 
 func (c *common) register(cmd *cobra.Command, repo bool) {
@@ -33,6 +36,11 @@ func (c *common) register(cmd *cobra.Command, repo bool) {
 	f.StringVar(&c.db, "db", os.Getenv("PERFBOT_DB"), "database: postgres://…, sqlite://PATH or a file path (default: perfbot.db in the user data directory; env PERFBOT_DB)")
 	f.StringVar(&c.dataDir, "data-dir", os.Getenv("PERFBOT_DATA_DIR"), "where mirrors, worktrees and builds live (default: the user data directory's perfbot/; env PERFBOT_DATA_DIR)")
 	f.BoolVar(&c.quiet, "quiet", false, "print only warnings and errors on stderr")
+}
+
+// registerConfig adds --config, for the commands that measure.
+func (c *common) registerConfig(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.config, "config", "", "measure with this `FILE` (a .perfbot.yml kept outside the repository) instead of the base revision's .perfbot.yml; the head revision's is never read")
 }
 
 func (c *common) logger(cmd *cobra.Command) *slog.Logger {
@@ -86,6 +94,15 @@ func (c *common) dataDirectory() (string, error) {
 // that closes the store.
 func (c *common) open(cmd *cobra.Command) (*runner.Runner, func() error, error) {
 	log := c.logger(cmd)
+	// A --config that is missing or does not parse stops the command
+	// before the database is touched.
+	var ext *runner.ExternalConfig
+	if c.config != "" {
+		var err error
+		if ext, err = runner.ReadConfigFile(c.config, "--config"); err != nil {
+			return nil, nil, usagef(cmd, "%v", err)
+		}
+	}
 	dir, err := c.dataDirectory()
 	if err != nil {
 		return nil, nil, err
@@ -98,14 +115,14 @@ func (c *common) open(cmd *cobra.Command) (*runner.Runner, func() error, error) 
 	if c.quiet {
 		prog = nil
 	}
-	return &runner.Runner{DataDir: dir, Store: db, Logger: log, Progress: prog}, db.Close, nil
+	return &runner.Runner{DataDir: dir, Store: db, Logger: log, Progress: prog, Config: ext}, db.Close, nil
 }
 
 // inputError turns errors caused by what the user gave (a path that is no
 // repository, an unknown revision, an invalid config) into usage errors,
 // so they exit 2.
 func inputError(cmd *cobra.Command, err error) error {
-	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNothingToCompare, execute.ErrNoValgrind} {
+	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNoConfig, runner.ErrNothingToCompare, execute.ErrNoValgrind} {
 		if errors.Is(err, target) {
 			return &usageError{cmd: cmd.CommandPath(), err: err}
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -69,6 +70,21 @@ type jobDeps struct {
 	// changes is each repository's change-point reporting config (by
 	// owner/name); a repository not in it reports nothing.
 	changes map[string]changePointConfig
+	// configs holds the measurement config of each repository whose
+	// server config gives one (by lowercased owner/name).
+	configs map[string]*runner.ExternalConfig
+}
+
+// runnerFor returns the runner for a job of repo: the shared one, with
+// the repository's config from the server config when it has one.
+func (d *jobDeps) runnerFor(repo string) *runner.Runner {
+	ext := d.configs[strings.ToLower(repo)]
+	if ext == nil {
+		return d.runner
+	}
+	r := *d.runner
+	r.Config = ext
+	return &r
 }
 
 // observe records a finished job's duration and outcome.
@@ -120,7 +136,7 @@ func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareAr
 	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
 	w.log.Info("job started", "job_id", job.ID, "kind", job.Kind, "repo", a.Repo, "pr", a.PR, "sha", a.HeadSHA, "attempt", job.Attempt)
-	res, err := w.runner.PullRequest(ctx, w.pub, runner.PullRequest{
+	res, err := w.runnerFor(a.Repo).PullRequest(ctx, w.pub, runner.PullRequest{
 		Repo: a.Repo, Number: a.PR, Source: a.CloneURL, BaseSHA: a.BaseSHA, HeadSHA: a.HeadSHA, Count: a.Count,
 		Attempt: job.Attempt, FinalAttempt: job.Attempt >= job.MaxAttempts,
 	})
@@ -144,7 +160,7 @@ type baselineWorker struct {
 func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.BaselineArgs]) (err error) {
 	defer func(start time.Time) { w.observe(queue.KindBaseline, start, err) }(time.Now())
 	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
-	res, err := w.runner.Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA,
+	res, err := w.runnerFor(job.Args.Repo).Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA,
 		History: w.changes[job.Args.Repo].Report})
 	if err != nil {
 		return err
