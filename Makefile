@@ -28,11 +28,13 @@ build:
 # starts a throwaway cluster unless PERFBOT_TEST_DATABASE_URL is set, and
 # PERFBOT_REQUIRE_POSTGRES makes a missing server a failure, never a skip.
 # PERFBOT_REQUIRE_VALGRIND does the same for the callgrind tests, and
-# PERFBOT_REQUIRE_CHROMIUM for the dashboard's headless-Chromium test, and
-# PERFBOT_REQUIRE_SYSTEMD for systemd-analyze verify of deploy/systemd.
+# PERFBOT_REQUIRE_CHROMIUM for the dashboard's headless-Chromium test,
+# PERFBOT_REQUIRE_SYSTEMD for systemd-analyze verify of deploy/systemd, and
+# PERFBOT_REQUIRE_READER_TOOLS for the readers' real-tool tests (Google
+# Benchmark, hyperfine, cargo with Debian's criterion).
 test: cuda-host-check
 	$(GO) vet ./...
-	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 PERFBOT_REQUIRE_SYSTEMD=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
+	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 PERFBOT_REQUIRE_SYSTEMD=1 PERFBOT_REQUIRE_READER_TOOLS=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
 
 # What of the CUDA backend the host can check without a GPU or the CUDA
 # toolkit (CI has neither): the NTT kernel's rounds against a plain DFT and
@@ -64,7 +66,9 @@ bench-tradeoff:
 # from then on: keep it there as the regression case once fixed.
 FUZZTIME ?= 60s
 FUZZ_TARGETS = ./github/webhook:FuzzParseCommand ./github/webhook:FuzzHandlerSignedBodies \
-	./store:FuzzParseDSN ./runner:FuzzParseConfig ./runner/execute:FuzzParseOutput
+	./store:FuzzParseDSN ./runner:FuzzParseConfig ./runner/execute:FuzzParseOutput \
+	./runner/readers:FuzzGbench ./runner/readers:FuzzCriterion ./runner/readers:FuzzLibtest \
+	./runner/readers:FuzzHyperfine ./runner/readers:FuzzLines
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn ($$pkg) for $(FUZZTIME)"; \

@@ -16,8 +16,9 @@ func RenderText(w io.Writer, r *Report) error { return renderText(w, r, false) }
 
 // RenderTextBrief writes r for a terminal as a screen holds it: the
 // verdict, the primary tables with their explanation lines, what the
-// runs could not see, the attribution's sentences and a count of what
-// RenderText adds (other units, warnings, memory diffs, environment).
+// runs could not see, the failed runs, the attribution's sentences and a
+// count of what RenderText adds (other units, warnings, memory diffs,
+// environment).
 func RenderTextBrief(w io.Writer, r *Report) error { return renderText(w, r, true) }
 
 func renderText(w io.Writer, r *Report, brief bool) error {
@@ -48,6 +49,8 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
 	if brief {
+		// Why runs failed is the first thing to read when they did.
+		textFailures(&b, r)
 		for _, a := range r.Attribution {
 			b.WriteString("\n")
 			for _, line := range attributionLines(a, plain) {
@@ -119,17 +122,7 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 			fmt.Fprintf(&b, "  - %s\n", warning)
 		}
 	}
-	if len(r.Failures) > 0 {
-		b.WriteString("\nFailed runs\n")
-		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "  %s %s ×%d\n", strings.TrimSpace(f.Side+" "+f.Tool), f.Status, f.Count)
-			if f.Detail != "" {
-				for _, line := range strings.Split(failureTail(f.Detail, 5, 600), "\n") {
-					fmt.Fprintf(&b, "      %s\n", line)
-				}
-			}
-		}
-	}
+	textFailures(&b, r)
 	if keys := envKeys(r); len(keys) > 0 {
 		b.WriteString("\nEnvironment\n")
 		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
@@ -149,6 +142,23 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 	return err
 }
 
+// textFailures writes the failed runs, each distinct failure with the
+// end of its output.
+func textFailures(b *strings.Builder, r *Report) {
+	if len(r.Failures) == 0 {
+		return
+	}
+	b.WriteString("\nFailed runs\n")
+	for _, f := range r.Failures {
+		fmt.Fprintf(b, "  %s %s ×%d\n", strings.TrimSpace(f.Side+" "+f.Tool), f.Status, f.Count)
+		if f.Detail != "" {
+			for _, line := range strings.Split(failureTail(f.Detail, 5, 600), "\n") {
+				fmt.Fprintf(b, "      %s\n", line)
+			}
+		}
+	}
+}
+
 // briefOmits says what RenderTextBrief leaves out and how to see it:
 // "Not shown: 3 warnings, 2 other units, environment (--verbose shows
 // everything)." It names the failed runs too, which a reader must not
@@ -157,9 +167,6 @@ func briefOmits(r *Report) string {
 	var parts []string
 	if n := len(r.Warnings); n > 0 {
 		parts = append(parts, plural(n, "warning"))
-	}
-	if n := len(r.Failures); n > 0 {
-		parts = append(parts, "the failed runs' output")
 	}
 	if n := len(otherUnits(r)); n > 0 {
 		parts = append(parts, plural(n, "other unit"))

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/readers"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
 
@@ -201,7 +202,35 @@ type Benchmark struct {
 	// slowest timed run, and at least a minute. Off by default; valgrind
 	// must be installed.
 	Callgrind bool `json:"callgrind,omitempty"`
+	// Format says how to read what the program prints (format: one of
+	// readers.Formats); "" is Go benchmark format, the default. Pattern,
+	// Stream and Unit configure format lines, Path a format that reads a
+	// file the program writes (see readers.Config). All are part of the
+	// config's hash when set, so runs read differently never share a
+	// series.
+	Format  string `json:"format,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	Stream  string `json:"stream,omitempty"`
+	Unit    string `json:"unit,omitempty"`
+	Path    string `json:"path,omitempty"`
 }
+
+// ReaderConfig returns the reader the benchmark's runs are read with, or
+// nil for Go benchmark format.
+func (b *Benchmark) ReaderConfig() *readers.Config {
+	if b.Format == "" || b.Format == FormatGo {
+		return nil
+	}
+	c := &readers.Config{Format: b.Format, Pattern: b.Pattern, Stream: b.Stream, Unit: b.Unit, Path: b.Path}
+	if b.Format == "lines" {
+		c.Name = b.Name // the benchmark of values whose line names none
+	}
+	return c
+}
+
+// FormatGo is Go benchmark format, what a benchmark prints unless its
+// format: says otherwise.
+const FormatGo = "go"
 
 // RunCPUs returns the CPUs a run is pinned to, nil for none: CPUs, or
 // with CPUsAuto every CPU this process may use but the lowest.
@@ -398,6 +427,11 @@ type (
 		CPUProfile string            `yaml:"cpuprofile"`
 		MemProfile string            `yaml:"memprofile"`
 		Callgrind  callgrindFlag     `yaml:"callgrind"`
+		Format     formatName        `yaml:"format"`
+		Pattern    linesPattern      `yaml:"pattern"`
+		Stream     string            `yaml:"stream"`
+		Unit       string            `yaml:"unit"`
+		Path       string            `yaml:"path"`
 	}
 	rawThresholds struct {
 		Alpha        *float64 `yaml:"alpha"`
@@ -443,6 +477,49 @@ func (f *callgrindFlag) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*f = callgrindFlag(v)
 	return nil
+}
+
+// A formatName is a benchmark's format:, checked where it stands.
+type formatName string
+
+// UnmarshalYAML accepts go or one of readers.Formats, and says which are
+// allowed, with the line, otherwise.
+func (f *formatName) UnmarshalYAML(n *yaml.Node) error {
+	allowed := append([]string{FormatGo}, readers.Formats...)
+	if n.Kind != yaml.ScalarNode || !slices.Contains(allowed, n.Value) {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: format: %s is not one of %s (go, the default, is Go benchmark format)", n.Line, quotedNode(n), strings.Join(allowed, ", "))}}
+	}
+	*f = formatName(n.Value)
+	return nil
+}
+
+// A linesPattern is format lines' pattern:, compiled where it stands.
+type linesPattern string
+
+// UnmarshalYAML accepts a regular expression with a named group value.
+func (l *linesPattern) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: pattern: a regular expression, not %s", n.Line, kindName(n))}}
+	}
+	re, err := regexp.Compile(n.Value)
+	if err != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: pattern: %v", n.Line, err)}}
+	}
+	if re.SubexpIndex("value") < 0 {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: pattern: %q has no group named value; mark the number with (?P<value>[0-9.]+), and the phase with (?P<phase>\\w+)", n.Line, n.Value)}}
+	}
+	*l = linesPattern(n.Value)
+	return nil
+}
+
+// quotedNode names a scalar's value for an error, or its kind.
+func quotedNode(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return strconv.Quote(n.Value)
+	}
+	return kindName(n)
 }
 
 // A cpuSpec is a CPU affinity list, "2-5,8" or [2, 3, 4, 5, 8], or
@@ -586,6 +663,11 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			CPUProfile: rb.CPUProfile,
 			MemProfile: rb.MemProfile,
 			Callgrind:  bool(rb.Callgrind),
+			Format:     string(rb.Format),
+			Pattern:    string(rb.Pattern),
+			Stream:     rb.Stream,
+			Unit:       rb.Unit,
+			Path:       rb.Path,
 		})
 	}
 	c.normalize()
@@ -673,6 +755,13 @@ func (c *Config) check(p *problems) {
 			if cpu < 0 || cpu >= maxCPU {
 				p.add("%s: %d is not a CPU number", f("cpus"), cpu)
 			}
+		}
+		if rc := b.ReaderConfig(); rc != nil {
+			if _, err := readers.New(*rc); err != nil {
+				p.add("%s: %s", f("format"), strings.TrimPrefix(err.Error(), "readers: "))
+			}
+		} else if b.Pattern != "" || b.Stream != "" || b.Unit != "" || b.Path != "" {
+			p.add("%s: pattern, stream, unit and path configure the other formats; Go benchmark format takes none (set format: lines, gbench, criterion, libtest or hyperfine)", f("format"))
 		}
 		checkProfileFlag(p, f("cpuprofile"), "cpuprofile", b.CPUProfile, b)
 		checkProfileFlag(p, f("memprofile"), "memprofile", b.MemProfile, b)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/execute"
+	"github.com/perfbot/perfbot/runner/readers"
 	"github.com/perfbot/perfbot/runner/system"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
@@ -280,6 +281,11 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 		CPUProfileFlag:  b.CPUProfile,
 		MemProfileFlag:  b.MemProfile,
 		MaxProfileBytes: store.MaxProfileBytes,
+	}
+	if rc := b.ReaderConfig(); rc != nil {
+		if spec.Reader, err = readers.New(*rc); err != nil {
+			return fmt.Errorf("benchmark %s: %w", b.Name, err) // Validate refused it already
+		}
 	}
 	label := s.name
 	if !keep {

@@ -85,7 +85,7 @@ which phase got slower, by how much, and why.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{cmd: cmd.CommandPath(), err: err}
 	})
-	root.AddCommand(newCompareCommand(), newRunCommand(), newBackfillCommand(), newExportCommand(), newCalibrateCommand(),
+	root.AddCommand(newCompareCommand(), newInitCommand(), newRunCommand(), newBackfillCommand(), newExportCommand(), newCalibrateCommand(),
 		newProveCommand(), newTrendCommand(), newBisectCommand(), newMigrateCommand(), newServeCommand(), newWorkerCommand(), newPRCommand(), newSystemCommand(), newVersionCommand())
 	return root
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/readers"
 )
 
 // DefaultStderrTail is how many bytes from the end of standard error a
@@ -105,6 +106,11 @@ type Spec struct {
 	// MaxProfileBytes caps the size of a profile kept; a larger one is a
 	// warning and is not kept. 0 means DefaultMaxProfileBytes.
 	MaxProfileBytes int64
+	// Reader, when set, reads the benchmark's results from what it
+	// printed (or wrote in Dir) in a format other than Go benchmark
+	// format (see readers); nil reads Go benchmark format from stdout.
+	// Output the reader cannot read is a no-output run with its reason.
+	Reader readers.Reader
 }
 
 // A Result is what one benchmark process did.
@@ -252,6 +258,7 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 			Pdeathsig: syscall.SIGKILL,
 		},
 	}
+	started := time.Now()
 	done := make(chan process, 1)
 	gpus := sampler{lib: lib, interval: spec.telemetryInterval(), vis: visibilityFromEnv()}
 	go func() { done <- runLocked(ctx, cmd, spec.Timeout, spec.CPUs, cpus, gpus) }()
@@ -291,7 +298,12 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	if _, err := stdout.Seek(0, 0); err != nil {
 		return Result{}, fmt.Errorf("run %s: rewind stdout: %w", name, err)
 	}
-	out, err := parseOutput(stdout)
+	var out output
+	if spec.Reader != nil {
+		out, err = readOther(spec.Reader, stdout, stderr, spec.Dir, started)
+	} else {
+		out, err = parseOutput(stdout)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: %w", name, err)
 	}
@@ -300,6 +312,9 @@ func run(ctx context.Context, spec Spec, lib nvml.Interface) (Result, error) {
 	if len(out.samples) == 0 {
 		res.Run.Status = analysis.StatusNoOutput
 		res.Run.Detail = "exit status 0 but no benchmark line on stdout"
+		if out.readerErr != "" {
+			res.Run.Detail = "exit status 0 but " + out.readerErr
+		}
 		if len(out.syntaxErrors) > 0 {
 			res.Run.Detail = "exit status 0 but no parsable benchmark line on stdout:\n" + strings.Join(out.syntaxErrors, "\n")
 		}

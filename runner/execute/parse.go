@@ -8,10 +8,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/readers"
 )
 
 // maxSyntaxErrors is how many syntax errors a parse keeps word for word;
@@ -26,6 +28,48 @@ type output struct {
 	syntaxErrors []string          // benchmark lines benchfmt could not parse, "stdout:LINE: why"
 	warnings     []string
 	spans        []analysis.Span // the span lines, in order
+	readerErr    string          // why a reader found nothing (readOther)
+}
+
+// maxOtherOutput caps how much of stdout and stderr readOther reads: a
+// reader's input is results, not logs.
+const maxOtherOutput = 64 << 20
+
+// readOther reads a run's results with r, a reader of another format,
+// from the run's stdout and stderr (files, rewound here) and the files it
+// wrote under dir since start. A reader that finds nothing leaves its
+// reason in readerErr; only a failure to read the files is an error.
+func readOther(r readers.Reader, stdout, stderr *os.File, dir string, start time.Time) (output, error) {
+	o := readers.Output{Dir: dir, Start: start}
+	for _, f := range []struct {
+		file *os.File
+		dst  *[]byte
+	}{{stdout, &o.Stdout}, {stderr, &o.Stderr}} {
+		if _, err := f.file.Seek(0, 0); err != nil {
+			return output{}, fmt.Errorf("rewind output: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(f.file, maxOtherOutput))
+		if err != nil {
+			return output{}, fmt.Errorf("read output: %w", err)
+		}
+		*f.dst = b
+	}
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	samples, err := r.Read(o)
+	if err != nil {
+		return output{readerErr: err.Error()}, nil
+	}
+	var out output
+	for _, smp := range samples {
+		if math.IsNaN(smp.Value) || math.IsInf(smp.Value, 0) {
+			out.warnings = append(out.warnings, fmt.Sprintf("dropped non-finite value %v %s of %s", smp.Value, smp.Unit, smp.Benchmark))
+			continue
+		}
+		out.samples = append(out.samples, smp)
+	}
+	return out, nil
 }
 
 // parseOutput reads r as Go benchmark format. Every value of every result

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+)
+
+// printfProgram is a C prover stand-in that times its phases the way the
+// first seed's engine did: printf lines of milliseconds per phase
+// ("TIMING parse_ms=1.234"), on stderr, from the thread's CPU clock so
+// that a busy neighbour does not look like a regression.
+const printfProgram = `#include <stdio.h>
+#include <time.h>
+
+static volatile unsigned long long sink;
+
+static double cpu_ms(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void spin(long n) {
+	unsigned long long x = sink | 1;
+	for (long i = 0; i < n; i++) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+}
+
+int main(void) {
+	const char *phases[] = {"parse", "solve", "emit"};
+	long loops[] = {%d, %d, %d};
+	double start = cpu_ms();
+	for (int i = 0; i < 3; i++) {
+		double t = cpu_ms();
+		spin(loops[i]);
+		fprintf(stderr, "TIMING %%s_ms=%%.4f\n", phases[i], cpu_ms() - t);
+	}
+	fprintf(stderr, "TIMING total_ms=%%.4f\n", cpu_ms() - start);
+	printf("done\n");
+	return 0;
+}
+`
+
+// printfConfig reads the program's timers with format lines.
+const printfConfig = `build:
+  - [cc, -O2, -o, "${PERFBOT_OUT}/work", work.c]
+benchmarks:
+  - name: work
+    command: ["${PERFBOT_OUT}/work"]
+    format: lines
+    stream: stderr
+    pattern: 'TIMING (?P<phase>\w+)_(?P<unit>ms)=(?P<value>[0-9.]+)'
+count: 10
+warmup: 1
+max_count: 10
+timeout: 1m
+thresholds:
+  alpha: 0.01
+  min_change_pct: 5
+`
+
+// A C program that prints its phase timers with printf, measured with
+// format lines from a --config: the phase made 30% slower is the
+// regression, and the other phases are not; export prints the runs in Go
+// benchmark format with the phase as a name part.
+func TestCompareReadsPrintfPhaseTimersWithFormatLines(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) here: the printf program is C")
+	}
+	t.Parallel()
+	r := workspacetest.New(t)
+	const n = 20_000_000
+	base := r.Commit(t, "work: three phases", map[string]string{"work.c": fmt.Sprintf(printfProgram, n, 2*n, n)})
+	head := r.Commit(t, "solve: 30% more work", map[string]string{"work.c": fmt.Sprintf(printfProgram, n, 2*n*13/10, n)})
+	data := t.TempDir()
+	db := filepath.Join(data, "perfbot.db")
+	cfg := filepath.Join(t.TempDir(), "printf.yml")
+	if err := os.WriteFile(cfg, []byte(printfConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, _ := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	byPhase := map[string]analysis.Row{}
+	for _, row := range rep.Phases {
+		if row.Unit == "sec/op" && !strings.HasPrefix(row.Benchmark, "process") {
+			byPhase[row.Phase] = row
+		}
+	}
+	if len(byPhase) != 4 {
+		t.Fatalf("sec/op rows %v; want parse, solve, emit and total read from the TIMING lines", byPhase)
+	}
+	if s := byPhase["solve"]; s.Verdict != analysis.VerdictRegression || s.Change() < 20 || s.Change() > 45 {
+		t.Errorf("solve %s %+.1f%%, want the planted +30%% regression", s.Verdict, s.Change())
+	}
+	for _, ph := range []string{"parse", "emit"} {
+		if v := byPhase[ph].Verdict; v == analysis.VerdictRegression || v == analysis.VerdictImprovement {
+			t.Errorf("%s %s %+.1f%%, want no change", ph, v, byPhase[ph].Change())
+		}
+	}
+	// ms were read as seconds: solve's base value is tens of ms, not tens
+	// of seconds.
+	if b := byPhase["solve"].BaseValue; !(b > 1e-3 && b < 1) {
+		t.Errorf("solve's base %g s: the ms unit was not converted", b)
+	}
+	out, errOut, code := perfbot(t, "export", "--repo", r.Dir, "--rev", head, "--kind", "compare", "--db", db, "--data-dir", data, "--quiet")
+	if code != 0 || !strings.Contains(out, "/phase=solve") || !strings.Contains(out, " sec/op") {
+		t.Errorf("export: exit %d, %s\n%s", code, errOut, out)
+	}
+}
+
+// A program whose output the configured reader cannot read is a failed
+// run with the reader's reason, never a change.
+func TestCompareReportsUnreadableOutputAsAFailedRun(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) here: the printf program is C")
+	}
+	t.Parallel()
+	r := workspacetest.New(t)
+	sha := r.Commit(t, "work", map[string]string{"work.c": fmt.Sprintf(printfProgram, 1000, 1000, 1000)})
+	data := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "wrong.yml")
+	wrong := strings.Replace(printfConfig, "stream: stderr", "stream: stdout", 1)
+	if err := os.WriteFile(cfg, []byte(wrong), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := perfbot(t, "compare", "--repo", r.Dir, "--base", sha, "--head", sha, "--db", filepath.Join(data, "perfbot.db"),
+		"--data-dir", data, "--config", cfg, "--quiet", "--count", "2", "--max-count", "2", "--format", "json")
+	if code != exitRunsFailed {
+		t.Fatalf("exit %d, want %d (runs failed)\n%s", code, exitRunsFailed, errOut)
+	}
+	if !strings.Contains(out, `"no-output"`) || !strings.Contains(out, "exit status 0 but") || !strings.Contains(out, "TIMING") && !strings.Contains(out, "pattern") {
+		t.Errorf("the failure does not say why the output could not be read:\n%s", out)
+	}
+}

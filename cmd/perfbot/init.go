@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfbot/perfbot/runner"
+)
+
+func newInitCommand() *cobra.Command {
+	var (
+		dir   string
+		print bool
+	)
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented starter .perfbot.yml for the repository",
+		Long: `init looks at the repository in --repo (default: here) and writes a
+commented starter .perfbot.yml that measures it: Go packages with
+benchmarks (go test -bench), a Rust crate (criterion if it depends on it,
+else cargo bench's own lines), a CMake project with Google Benchmark, or,
+failing those, an example of a program that prints its own phase timers
+(format: lines). Edit it, then commit it to the default branch, or keep it
+outside the repository and pass it with --config. It never overwrites a
+file: --print writes to standard output instead.`,
+		Example: `  perfbot init
+  perfbot init --repo ../prover --print > ci/perfbot.yml`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usagef(cmd, "--repo %s is not a directory", dir)
+			}
+			text, kind := starterConfig(dir)
+			if _, err := runner.ParseConfig([]byte(text)); err != nil {
+				return fmt.Errorf("the starter config for %s does not parse (a bug): %w", kind, err)
+			}
+			if print {
+				_, err := fmt.Fprint(cmd.OutOrStdout(), text)
+				return err
+			}
+			path := filepath.Join(dir, runner.ConfigFile)
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, fs.ErrExist) {
+				return usagef(cmd, "%s exists: init does not overwrite it (--print writes the starter to standard output)", path)
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := f.WriteString(text); err != nil {
+				f.Close()
+				os.Remove(path)
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s for %s; edit it, then perfbot compare --base main --head HEAD\n", path, kind)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "repo", ".", "the repository's directory")
+	cmd.Flags().BoolVar(&print, "print", false, "write the starter to standard output, not to .perfbot.yml")
+	return cmd
+}
+
+// starterConfig returns a commented .perfbot.yml for the repository in
+// dir, and what kind of project it took it for.
+func starterConfig(dir string) (text, kind string) {
+	switch {
+	case exists(dir, "go.mod"):
+		if pkgs := goBenchPackages(dir); len(pkgs) > 0 {
+			return goStarter(pkgs), "a Go module with benchmarks in " + strings.Join(pkgs, ", ")
+		}
+	case exists(dir, "Cargo.toml"):
+		if fileContains(dir, "Cargo.toml", "criterion") {
+			return rustStarter("criterion"), "a Rust crate with criterion benchmarks"
+		}
+		return rustStarter("libtest"), "a Rust crate (cargo bench's own benchmarks)"
+	case exists(dir, "CMakeLists.txt") && fileContains(dir, "CMakeLists.txt", "benchmark"):
+		return cmakeStarter(cmakeBenchTarget(dir)), "a CMake project with Google Benchmark"
+	}
+	return linesStarter, "a program that prints its own phase timers (an example to edit)"
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func fileContains(dir, name, word string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return err == nil && strings.Contains(string(b), word)
+}
+
+// goBenchPackages returns the packages under dir (as ./path) whose tests
+// hold a Benchmark function, at most three, skipping vendor, testdata and
+// hidden directories.
+func goBenchPackages(dir string) []string {
+	bench := regexp.MustCompile(`(?m)^func Benchmark[A-Z_0-9]`)
+	var pkgs []string
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || len(pkgs) >= 3 {
+			return filepath.SkipDir
+		}
+		name := d.Name()
+		if d.IsDir() && path != dir && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || !bench.Match(b) {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, filepath.Dir(path))
+		pkg := "./" + filepath.ToSlash(rel)
+		if rel == "." {
+			pkg = "."
+		}
+		if !slices.Contains(pkgs, pkg) {
+			pkgs = append(pkgs, pkg)
+		}
+		return nil
+	})
+	return pkgs
+}
+
+// cmakeBenchTarget guesses the benchmark executable from
+// add_executable(NAME …) lines that mention bench, or returns a
+// placeholder.
+func cmakeBenchTarget(dir string) string {
+	f, err := os.Open(filepath.Join(dir, "CMakeLists.txt"))
+	if err != nil {
+		return "my_benchmark"
+	}
+	defer f.Close()
+	re := regexp.MustCompile(`add_executable\(\s*([A-Za-z0-9_.-]*bench[A-Za-z0-9_.-]*)`)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			return m[1]
+		}
+	}
+	return "my_benchmark"
+}
+
+const starterHead = `# perfbot's measurement config (perfbot init wrote this starter: edit it).
+# perfbot reads it from the base revision of every comparison (or from
+# --config FILE); runner/testdata/perfbot.example.yml in perfbot's
+# repository documents every field. ${PERFBOT_OUT} is a fresh directory for
+# build outputs; commands run in the revision's worktree.
+`
+
+const starterTail = `# Runs a side, warm-ups thrown away first; unsettled comparisons add runs
+# up to max_count, at looks that together keep the false-alarm rate at alpha.
+count: 10
+warmup: 1
+max_count: 60
+thresholds:
+  alpha: 0.01
+  min_change_pct: 1.0
+`
+
+func goStarter(pkgs []string) string {
+	var b strings.Builder
+	b.WriteString(starterHead)
+	b.WriteString("# Each package's test binary, built once per revision; its benchmarks print\n# Go benchmark format, which perfbot reads as it is (sub-benchmarks named\n# phase=NAME are phases of one benchmark).\nbuild:\n")
+	for _, p := range pkgs {
+		fmt.Fprintf(&b, "  - [go, test, -c, -o, \"${PERFBOT_OUT}/%s.test\", %s]\n", goBinName(p), p)
+	}
+	b.WriteString("benchmarks:\n")
+	for _, p := range pkgs {
+		n := goBinName(p)
+		fmt.Fprintf(&b, "  - name: %s\n    command: [\"${PERFBOT_OUT}/%s.test\", -test.run, \"^$\", -test.bench, ., -test.benchmem]\n    cpuprofile: -test.cpuprofile   # where a regressed benchmark's time went\n", n, n)
+	}
+	b.WriteString(starterTail)
+	return b.String()
+}
+
+// goBinName names a package's test binary and benchmark: its last path
+// element, in the characters a benchmark name allows.
+func goBinName(pkg string) string {
+	base := filepath.Base(pkg)
+	if pkg == "." {
+		base = "root"
+	}
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, base)
+	return orDefault(name, "bench")
+}
+
+// orDefault returns s, or def when s has nothing but dashes.
+func orDefault(s, def string) string {
+	if strings.Trim(s, "-") == "" {
+		return def
+	}
+	return s
+}
+
+func rustStarter(format string) string {
+	var b strings.Builder
+	b.WriteString(starterHead)
+	b.WriteString("# Compile the benchmarks once per revision, then run them each time.\nbuild:\n  - [cargo, bench, --no-run]\nbenchmarks:\n  - name: bench\n    command: [cargo, bench]\n")
+	if format == "criterion" {
+		b.WriteString("    # criterion's own files under target/criterion (new/sample.json):\n    # every sample is a value; groups and parameters are name parts.\n    format: criterion\n    path: target/criterion\n")
+	} else {
+		b.WriteString("    # cargo bench's built-in lines (test NAME ... bench: N ns/iter).\n    format: libtest\n")
+	}
+	b.WriteString("    timeout: 30m\n")
+	b.WriteString(starterTail)
+	return b.String()
+}
+
+func cmakeStarter(target string) string {
+	return starterHead + fmt.Sprintf(`build:
+  - [cmake, -S, ., -B, "${PERFBOT_OUT}/build", -DCMAKE_BUILD_TYPE=Release]
+  - [cmake, --build, "${PERFBOT_OUT}/build", --parallel]
+benchmarks:
+  - name: bench
+    # The Google Benchmark executable (%s: check the target's name).
+    command: ["${PERFBOT_OUT}/build/%s", --benchmark_format=json, --benchmark_repetitions=3]
+    # Repetitions are values; aggregates (_mean, _median …) are not
+    # counted twice; user counters become units of their own.
+    format: gbench
+`, target, target) + starterTail
+}
+
+const linesStarter = starterHead + `# No Go, Rust or CMake benchmark found: this is an example for a program
+# that prints its own phase timers, as "TIMING synthesis_ms=54712". Replace
+# the build and the command with yours, and the pattern with what it prints:
+# a regular expression with the groups value (required), phase, unit and
+# benchmark (optional). ns, us, ms and s are read as times (sec/op).
+build:
+  - [make]
+benchmarks:
+  - name: prover
+    command: [./prover, --bench]
+    format: lines
+    stream: stderr
+    pattern: 'TIMING (?P<phase>\w+)_(?P<unit>ms)=(?P<value>[0-9.]+)'
+` + starterTail

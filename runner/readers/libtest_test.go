@@ -1,0 +1,90 @@
+package readers
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+)
+
+// The file testdata/libtest/stdout.txt is what testdata/libtest/bench.rs
+// printed when built with rustc 1.95 --test and run with --bench.
+
+func TestLibtestReadsBenchLines(t *testing.T) {
+	t.Parallel()
+	stdout, err := os.ReadFile("testdata/libtest/stdout.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byKey(mustRead(t, mustNew(t, Config{Format: "libtest"}), Output{Stdout: stdout}))
+	if len(got) != 3 {
+		t.Fatalf("keys %v, want 3: ignored tests have no values", keys(got))
+	}
+	wantValues(t, got, "tests/mix_1000 sec/op", 2219.75e-9)
+	wantValues(t, got, "tests/copy_4k sec/op", 70.56e-9)
+	wantValues(t, got, "tests/copy_4k B/s", 58514e6)
+}
+
+func TestLibtestConvertsNanosecondsWithThousandsSeparators(t *testing.T) {
+	t.Parallel()
+	stdout := "running 2 tests\r\n" +
+		"test bench::sort::1024 ... bench:       1,234 ns/iter (+/- 56)\r\n" +
+		"test big                ... bench:   1_234_567 ns/iter (+/- 1,000) = 12 MB/s\n" +
+		"test failed ... FAILED\n" +
+		"test result: ok. 0 passed; 0 failed; 0 ignored; 2 measured; 0 filtered out\n"
+	got := byKey(mustRead(t, mustNew(t, Config{Format: "libtest"}), Output{Stdout: []byte(stdout)}))
+	wantValues(t, got, "bench/sort/arg0=1024 sec/op", 1.234e-6)
+	wantValues(t, got, "big sec/op", 1.234567e-3)
+	wantValues(t, got, "big B/s", 12e6)
+	if len(got) != 3 {
+		t.Fatalf("keys %v, want 3", keys(got))
+	}
+}
+
+func TestLibtestRejectsOtherOutputSayingWhatItWants(t *testing.T) {
+	t.Parallel()
+	r := mustNew(t, Config{Format: "libtest"})
+	for _, stdout := range []string{
+		"",
+		"running 1 test\ntest tests::it_works ... ok\n",
+		"mix/steps/1000          time:   [2.2213 µs 2.2611 µs 2.3240 µs]\n",
+	} {
+		_, err := r.Read(Output{Stdout: []byte(stdout)})
+		wantErr(t, err, "read libtest output", "no bench line", `"test NAME ... bench: N ns/iter (+/- D)"`)
+	}
+	_, err := r.Read(Output{Stdout: []byte("test x ... bench: 1,2,3.4.5 ns/iter (+/- 1)\n")})
+	wantErr(t, err, "stdout:1", `"1,2,3.4.5" is not a number`)
+}
+
+// buildLibtest compiles testdata/libtest/bench.rs with rustc --test and
+// returns the program's path.
+func buildLibtest(t *testing.T) string {
+	t.Helper()
+	home, _ := os.UserHomeDir()
+	rustc := lookTool(t, "rustc", "rustc", filepath.Join(home, ".cargo", "bin"))
+	lookTool(t, "cc", "gcc") // rustc's linker
+	bin := filepath.Join(t.TempDir(), "bench")
+	runTool(t, ".", []string{"RUSTC_BOOTSTRAP=1"}, rustc, "-O", "--test", "-o", bin, "testdata/libtest/bench.rs")
+	return bin
+}
+
+// Not parallel: it compares timings, which tests running beside it would disturb.
+func TestLibtestReadsARealBenchRunAndItsPlantedSlowdown(t *testing.T) {
+	bin := buildLibtest(t)
+	r := mustNew(t, Config{Format: "libtest"})
+	run := func(env ...string) []analysis.Sample {
+		stdout, _ := runTool(t, t.TempDir(), env, bin, "--bench")
+		return mustRead(t, r, Output{Stdout: stdout})
+	}
+	base, slow := run(), run("PERFBOT_SLOW=mix_1000")
+	if k := keys(byKey(base)); len(k) != 3 {
+		t.Fatalf("keys %v, want tests/mix_1000 sec/op, tests/copy_4k sec/op and B/s", k)
+	}
+	// libtest prints one line per benchmark: its median, which moves
+	// more with a busy machine than a median of many runs.
+	changed := changedKeys(t, base, slow, "sec/op", 1.5)
+	if r, ok := changed["tests/mix_1000 sec/op"]; !ok || r < 1.5 || r > 3 {
+		t.Fatalf("sec/op changed beyond ×1.5 in %v, want tests/mix_1000 about ×2", changed)
+	}
+}
