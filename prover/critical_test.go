@@ -238,8 +238,11 @@ func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
 	eng := overlapping{}
 	branch, _ := warmUp(prove, eng)
 	// Both sides' G2 MSM outlasts the G1 branch, even with msm_h +50%.
-	base := &planted{offloader: eng, g2Extra: 2 * branch, g2Idle: true}
-	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: 2 * branch, g2Idle: true}
+	// The spin is idle time, four warm-up branches long: with two, a
+	// warm-up that ran faster than the proofs after it (once in a clean
+	// CI run) let head's slowed branch outlast the G2 MSM.
+	base := &planted{offloader: eng, g2Extra: 4 * branch, g2Idle: true}
+	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: 4 * branch, g2Idle: true}
 	var baseRuns, headRuns []analysis.Run
 	for i := range 10 {
 		for _, side := range []*planted{base, head} {

@@ -176,6 +176,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if !buildFailed {
 		warm := ss.warmup()
 		ss.prog = newProgress(r.Progress, len(cfg.Benchmarks)*len(sides)*(warm+count))
+		ss.prog.most = len(cfg.Benchmarks) * len(sides) * (warm + design.Max)
 		ss.prog.observe = req.OnProgress
 		meter := r.startLoad(ctx)
 		if err := ss.rounds(ctx, sides, warm, false); err != nil {

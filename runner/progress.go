@@ -13,9 +13,13 @@ import (
 // terminal it rewrites one line in place; otherwise it prints a plain line
 // at most every plainEvery, so CI logs stay short.
 type progress struct {
-	w        io.Writer
-	tty      bool
-	total    int
+	w     io.Writer
+	tty   bool
+	total int
+	// most is the most runs the plan may grow to (a comparison's cap),
+	// 0 when it cannot grow: the progress line says "at most" so that the
+	// count and the time left do not jump back unannounced.
+	most     int
 	finished int
 	started  time.Time
 	last     time.Time
@@ -55,6 +59,9 @@ func (p *progress) start(bench, side string) {
 		return
 	}
 	p.label = fmt.Sprintf("run %d/%d: %s %s", p.finished+1, p.total, bench, side)
+	if p.most > p.total {
+		p.label = fmt.Sprintf("run %d/%d (at most %d): %s %s", p.finished+1, p.total, p.most, bench, side)
+	}
 	eta := p.eta()
 	switch {
 	case p.tty:
@@ -78,15 +85,23 @@ func (p *progress) eta() string {
 	if p.finished == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", about %s left", p.left().Round(time.Second))
+	s := fmt.Sprintf(", about %s left", p.left().Round(time.Second))
+	if p.most > p.total {
+		s += fmt.Sprintf(" (at most %s if every look adds runs)", (p.per() * time.Duration(p.most-p.finished)).Round(time.Second))
+	}
+	return s
+}
+
+// per returns the mean time a finished run took.
+func (p *progress) per() time.Duration {
+	return time.Since(p.started) / time.Duration(p.finished)
 }
 
 func (p *progress) left() time.Duration {
 	if p.finished == 0 {
 		return 0
 	}
-	per := time.Since(p.started) / time.Duration(p.finished)
-	return per * time.Duration(p.total-p.finished)
+	return p.per() * time.Duration(p.total-p.finished)
 }
 
 // finish ends the progress line.

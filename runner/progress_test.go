@@ -55,3 +55,26 @@ func TestNilProgressIsSilent(t *testing.T) {
 	q.start("x", "base")
 	q.finish()
 }
+
+// A comparison that may add runs says so: the count and the time left
+// carry the most they can grow to, so a later look's runs do not read as
+// a count going backwards.
+func TestProgressSaysHowFarThePlanMayGrow(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := newProgress(&buf, 22)
+	p.most = 122
+	p.start("prove", "base")
+	p.done()
+	if !strings.HasPrefix(buf.String(), "run 1/22 (at most 122): prove base\n") {
+		t.Errorf("first line %q", buf.String())
+	}
+	if eta := p.eta(); !strings.Contains(eta, "left (at most ") || !strings.HasSuffix(eta, " if every look adds runs)") {
+		t.Errorf("ETA %q, want the time left and the most it can be", eta)
+	}
+	q := newProgress(&bytes.Buffer{}, 10)
+	q.finished = 5
+	if strings.Contains(q.eta(), "at most") {
+		t.Errorf("a plan that cannot grow says %q", q.eta())
+	}
+}

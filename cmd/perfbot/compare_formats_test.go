@@ -138,3 +138,89 @@ func TestCompareReportsUnreadableOutputAsAFailedRun(t *testing.T) {
 		t.Errorf("the failure does not say why the output could not be read:\n%s", out)
 	}
 }
+
+// gbenchConfig builds a Google Benchmark program and reads its JSON.
+const gbenchConfig = `build:
+  - [g++, -O2, -o, "${PERFBOT_OUT}/bench", bench.cc, -lbenchmark, -lpthread]
+benchmarks:
+  - name: gbench
+    command: ["${PERFBOT_OUT}/bench", --benchmark_format=json, --benchmark_repetitions=3, --benchmark_min_time=0.02]
+    format: gbench
+# Google Benchmark's cpu_time decides: the test shares two cores with the
+# rest of the suite, and a busy neighbour must not look like a change.
+primary_units: [cpu-sec/op]
+count: 10
+warmup: 1
+max_count: 10
+timeout: 1m
+thresholds:
+  alpha: 0.01
+  min_change_pct: 5
+`
+
+// A C++ program linked with the real Google Benchmark library, compared
+// through --config and format gbench with its CPU time deciding: the
+// function made to do twice the work is the regression, by its time and by
+// its own work counter; the others are not; export prints it in Go
+// benchmark format.
+func TestCompareReadsGoogleBenchmarkJSON(t *testing.T) {
+	_, err := exec.LookPath("g++")
+	if err == nil {
+		_, err = os.Stat("/usr/include/benchmark/benchmark.h")
+	}
+	if err != nil {
+		if os.Getenv("PERFBOT_REQUIRE_READER_TOOLS") == "1" {
+			t.Fatalf("g++ and Google Benchmark are required (apt-get install g++ libbenchmark-dev): %v", err)
+		}
+		t.Skipf("no g++ or Google Benchmark here (apt-get install g++ libbenchmark-dev): %v", err)
+	}
+	t.Parallel()
+	src, err := os.ReadFile(filepath.Join("..", "..", "runner", "readers", "testdata", "gbench", "bench.cc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Head doubles BM_Mix's work: the program's own switch, made the
+	// default in the head commit.
+	slow := strings.Replace(string(src), `std::getenv("PERFBOT_SLOW")`, `"BM_Mix"`, 1)
+	if slow == string(src) {
+		t.Fatal("bench.cc no longer reads PERFBOT_SLOW: update this test")
+	}
+	r := workspacetest.New(t)
+	base := r.Commit(t, "bench", map[string]string{"bench.cc": string(src)})
+	head := r.Commit(t, "BM_Mix: twice the work", map[string]string{"bench.cc": slow})
+	data := t.TempDir()
+	db := filepath.Join(data, "perfbot.db")
+	cfg := filepath.Join(t.TempDir(), "gbench.yml")
+	if err := os.WriteFile(cfg, []byte(gbenchConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, _ := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	var mix, steps analysis.Row
+	others := 0
+	for _, row := range rep.Phases {
+		switch {
+		case row.Benchmark == "BM_Mix/n=1000/k=3" && row.Unit == "cpu-sec/op":
+			mix = row
+		case row.Benchmark == "BM_Mix/n=1000/k=3" && row.Unit == "steps/op":
+			steps = row
+		case strings.HasPrefix(row.Benchmark, "BM_") && row.Unit == "cpu-sec/op":
+			others++
+			if row.Verdict == analysis.VerdictRegression || row.Verdict == analysis.VerdictImprovement {
+				t.Errorf("%s %s %+.1f%%, want no change", row.Benchmark, row.Verdict, row.Change())
+			}
+		}
+	}
+	if mix.Verdict != analysis.VerdictRegression || mix.Change() < 50 {
+		t.Errorf("BM_Mix %s %+.1f%%, want the doubled work as a regression", mix.Verdict, mix.Change())
+	}
+	if d := steps.Change() - 100; d > 1e-9 || d < -1e-9 || !steps.Exact() {
+		t.Errorf("BM_Mix steps/op %+.1f%%, want exactly +100%% (a constant counter)", steps.Change())
+	}
+	if others != 3 {
+		t.Errorf("%d other benchmarks, want BM_Hash/arg0=1000, BM_Hash/arg0=4000 and BM_Plain", others)
+	}
+	out, errOut, code := perfbot(t, "export", "--repo", r.Dir, "--rev", head, "--kind", "compare", "--db", db, "--data-dir", data, "--quiet")
+	if code != 0 || !strings.Contains(out, "BenchmarkBM_Mix/n=1000/k=3 ") {
+		t.Errorf("export: exit %d, %s\n%s", code, errOut, out)
+	}
+}
