@@ -227,8 +227,8 @@ var hostUnits = map[string]bool{"B/op": true, "allocs/op": true, "page-faults/op
 // 2^20, where the G2 MSM on the host (133 ms) outlasts the device's G1
 // MSMs (58 ms): every G1 phase after msm_a runs inside msm_b2's span, so
 // what the host counts meanwhile is msm_b2's, and a planted msm_h
-// slowdown is reported in msm_h with its time alone, off the critical
-// path, charged nothing.
+// slowdown (twice the time) is reported in msm_h with its time alone,
+// off the critical path, charged nothing.
 func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("23 proofs at 2^11")
@@ -237,12 +237,15 @@ func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
 	prove, pk := plantedFixture(t, m, 1<<11)
 	eng := overlapping{}
 	branch, _ := warmUp(prove, eng)
-	// Both sides' G2 MSM outlasts the G1 branch, even with msm_h +50%.
-	// The spin is idle time, four warm-up branches long: with two, a
+	// Both sides' G2 MSM outlasts the G1 branch, even with msm_h twice as
+	// long. The spin is idle time, four warm-up branches long: with two, a
 	// warm-up that ran faster than the proofs after it (once in a clean
-	// CI run) let head's slowed branch outlast the G2 MSM.
+	// CI run) let head's slowed branch outlast the G2 MSM. msm_h is
+	// doubled, not made +50%, so that ten runs a side find it while the
+	// rest of the suite shares the two cores (+50% was once inconclusive
+	// at +31.5% [wide] then).
 	base := &planted{offloader: eng, g2Extra: 4 * branch, g2Idle: true}
-	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: 4 * branch, g2Idle: true}
+	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 1, g2Extra: 4 * branch, g2Idle: true}
 	var baseRuns, headRuns []analysis.Run
 	for i := range 10 {
 		for _, side := range []*planted{base, head} {

@@ -224,3 +224,65 @@ func TestCompareReadsGoogleBenchmarkJSON(t *testing.T) {
 		t.Errorf("export: exit %d, %s\n%s", code, errOut, out)
 	}
 }
+
+// hyperfineConfig times the printf program as a whole command with
+// hyperfine, five runs a perfbot run.
+const hyperfineConfig = `build:
+  - [cc, -O2, -o, "${PERFBOT_OUT}/work", work.c]
+benchmarks:
+  - name: whole
+    command: [hyperfine, --runs, "5", --warmup, "1", --style, none, --export-json, hyperfine.json, "${PERFBOT_OUT}/work"]
+    format: hyperfine
+    path: hyperfine.json
+count: 10
+warmup: 1
+max_count: 10
+timeout: 1m
+thresholds:
+  alpha: 0.01
+  min_change_pct: 5
+`
+
+// A whole command timed by the real hyperfine, compared through --config
+// and format hyperfine: a program made several times slower in one phase
+// is slower as a whole; the same revision against itself is not.
+func TestCompareReadsHyperfineExports(t *testing.T) {
+	for _, tool := range []string{"cc", "hyperfine"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("PERFBOT_REQUIRE_READER_TOOLS") == "1" {
+				t.Fatalf("%s is required (apt-get install hyperfine gcc): %v", tool, err)
+			}
+			t.Skipf("no %s here (apt-get install hyperfine gcc)", tool)
+		}
+	}
+	t.Parallel()
+	r := workspacetest.New(t)
+	const n = 10_000_000
+	base := r.Commit(t, "work", map[string]string{"work.c": fmt.Sprintf(printfProgram, n, 2*n, n)})
+	// hyperfine times the wall clock, which the rest of the suite
+	// stretches: the plant is large (the whole program about 5x).
+	head := r.Commit(t, "solve: ten times the work", map[string]string{"work.c": fmt.Sprintf(printfProgram, n, 20*n, n)})
+	data := t.TempDir()
+	db := filepath.Join(data, "perfbot.db")
+	cfg := filepath.Join(t.TempDir(), "hyperfine.yml")
+	if err := os.WriteFile(cfg, []byte(hyperfineConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, _, _ := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	var whole *analysis.Row
+	for i, row := range rep.Phases {
+		if row.Unit == "sec/op" && !strings.HasPrefix(row.Benchmark, "process") {
+			if whole != nil {
+				t.Fatalf("two hyperfine series: %s and %s", whole.Benchmark, row.Benchmark)
+			}
+			whole = &rep.Phases[i]
+		}
+	}
+	if whole == nil || whole.Verdict != analysis.VerdictRegression || whole.Change() < 100 {
+		t.Fatalf("the timed command: %+v; want a regression of several times", whole)
+	}
+	aa, _, _ := compareJSON(t, "--repo", r.Dir, "--base", head, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	if aa.Verdict == analysis.VerdictRegression || aa.Verdict == analysis.VerdictImprovement {
+		t.Errorf("A/A: %s", aa.Verdict)
+	}
+}

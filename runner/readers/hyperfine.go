@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"sort"
 	"strings"
 
@@ -15,7 +16,8 @@ import (
 // results gives one value of sec/op per timed run ("times", in seconds);
 // a run that exited non-zero (kept with hyperfine -i) is left out.
 //
-// The benchmark is the command with its spaces and "/" made '_' (one
+// The benchmark is the command, absolute paths cut to their last element
+// (stableCommand), with its spaces and "/" made '_' (one
 // part: "sleep 0.01" is "sleep_0.01", "./prove --n 4" is
 // "._prove_--n_4"), or, when hyperfine ran a parameter scan (-L, -P), the
 // parameters as key=value parts in key order: -L n 1,2 gives "n=1" and
@@ -90,12 +92,27 @@ func parseHyperfine(data []byte) ([]analysis.Sample, error) {
 	return out, nil
 }
 
+// stableCommand returns command with every absolute path in it cut to
+// its last element: a program under ${PERFBOT_OUT} lives in a directory
+// of its revision's build, and the name must be the same for every
+// revision so that base and head compare ("/data/builds/1a2b…/prove
+// --n 5" is "prove --n 5").
+func stableCommand(command string) string {
+	words := strings.Fields(command)
+	for i, w := range words {
+		if strings.HasPrefix(w, "/") && len(w) > 1 {
+			words[i] = path.Base(w)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
 // hyperfineName is a result's benchmark name: its parameters as
 // key=value parts, after its command when withCommand is set.
 func hyperfineName(r hyperfineResult, withCommand bool) string {
 	var parts []string
 	if withCommand {
-		parts = append(parts, strings.ReplaceAll(r.Command, "/", "_"))
+		parts = append(parts, strings.ReplaceAll(stableCommand(r.Command), "/", "_"))
 	}
 	keys := make([]string, 0, len(r.Parameters))
 	for k := range r.Parameters {

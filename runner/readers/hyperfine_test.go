@@ -107,3 +107,21 @@ func TestHyperfineReadsARealHyperfineRun(t *testing.T) {
 		}
 	}
 }
+
+// A command under a revision's build directory is named the same for every
+// revision: the absolute path is cut to the program's name.
+func TestHyperfineNamesACommandTheSameWhateverItsBuildDirectory(t *testing.T) {
+	t.Parallel()
+	name := func(dir string) string {
+		data := `{"results": [{"command": "` + dir + `/prove --n 5 ./rel/x", "times": [0.1, 0.2]}]}`
+		got, err := parseHyperfine([]byte(data))
+		if err != nil || len(got) != 2 {
+			t.Fatalf("%v: %v", got, err)
+		}
+		return got[0].Benchmark
+	}
+	a, b := name("/data/builds/1a2b3c"), name("/data/builds/4d5e6f")
+	if a != b || a != "prove_--n_5_._rel_x" {
+		t.Errorf("names %q and %q, want both prove_--n_5_._rel_x", a, b)
+	}
+}
