@@ -71,9 +71,18 @@ func (o Overlap) Critical(head bool) string {
 
 // shapley splits the change of max(branch, side) from base to head between
 // the two branches: the exact Shapley values of the two-player game whose
-// worth is the part's length.
+// worth is the part's length. A branch that is the shorter on both sides
+// is charged nothing and the longer one everything: the mixed orders
+// (head's branch beside base's side) can make the shorter one longer for a
+// moment when the longer one shrank, a path that neither revision took.
 func shapley(bb, bs, hb, hs float64) (branch, side float64) {
 	total := math.Max(hb, hs) - math.Max(bb, bs)
+	switch {
+	case bb > bs && hb > hs:
+		return total, 0
+	case bs > bb && hs > hb:
+		return 0, total
+	}
 	branch = 0.5 * ((math.Max(hb, bs) - math.Max(bb, bs)) + (math.Max(hb, hs) - math.Max(bb, hs)))
 	return branch, total - branch
 }

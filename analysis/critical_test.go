@@ -95,6 +95,11 @@ func TestShapleySplitsTheChangeOfTheLongerBranch(t *testing.T) {
 		{"side shrinks below the branch", 0.300, 0.400, 0.300, 0.200, 0, -0.100},
 		// Both grow by 0.1 from a tie: each is charged half.
 		{"both from a tie", 0.300, 0.300, 0.400, 0.400, 0.050, 0.050},
+		// The branch, longer on both sides, shrinks below base's side:
+		// the mixed order would charge the side, which was never on the
+		// path (seen on an H100: a few µs charged to an off-path msm_b2).
+		{"longer branch shrinks past base's side", 0.600, 0.500, 0.490, 0.480, -0.110, 0},
+		{"longer side shrinks past base's branch", 0.500, 0.600, 0.480, 0.490, 0, -0.110},
 	} {
 		b, s := shapley(c.bb, c.bs, c.hb, c.hs)
 		if math.Abs(b-c.wantBranch) > 1e-12 || math.Abs(s-c.wantSide) > 1e-12 {
