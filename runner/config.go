@@ -760,6 +760,9 @@ func (c *Config) check(p *problems) {
 			if _, err := readers.New(*rc); err != nil {
 				p.add("%s: %s", f("format"), strings.TrimPrefix(err.Error(), "readers: "))
 			}
+			if b.Callgrind {
+				p.add("%s: callgrind counts the spans of a program that prints Go benchmark format; format %s has none: remove callgrind: true", f("callgrind"), b.Format)
+			}
 		} else if b.Pattern != "" || b.Stream != "" || b.Unit != "" || b.Path != "" {
 			p.add("%s: pattern, stream, unit and path configure the other formats; Go benchmark format takes none (set format: lines, gbench, criterion, libtest or hyperfine)", f("format"))
 		}

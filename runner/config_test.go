@@ -151,6 +151,8 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`benchmarks[0] (b).format:`, "pattern"}},
 		{"a lines field on Go format", "benchmarks:\n  - name: b\n    command: [x]\n    stream: stderr\n",
 			[]string{`benchmarks[0] (b).format: pattern, stream, unit and path configure the other formats`}},
+		{"callgrind with another format", "benchmarks:\n  - name: b\n    command: [x]\n    format: libtest\n    callgrind: true\n",
+			[]string{`benchmarks[0] (b).callgrind: callgrind counts the spans of a program that prints Go benchmark format; format libtest has none`}},
 		{"hyperfine without its file", "benchmarks:\n  - name: b\n    command: [hyperfine, x]\n    format: hyperfine\n",
 			[]string{`benchmarks[0] (b).format: format hyperfine needs path`}},
 		{"misspelt callgrind", "benchmarks:\n  - name: b\n    command: [x]\n    calgrind: true\n",
