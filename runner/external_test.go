@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -52,5 +54,43 @@ func TestAnInvalidExternalConfigNamesItsSourceAndLine(t *testing.T) {
 	_, err = ReadConfigFile("/nonexistent/perfbot.yml", "--config")
 	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--config /nonexistent/perfbot.yml: no such file or directory") {
 		t.Errorf("%v; want ErrInvalidConfig naming the flag and the file", err)
+	}
+}
+
+// Backfill of a history none of whose commits has a .perfbot.yml: with a
+// config from outside every commit is measured under it, each stored run
+// with its hash; without one nothing is measured and it says why.
+func TestBackfillWithAnExternalConfigMeasuresCommitsWithoutOne(t *testing.T) {
+	t.Parallel()
+	repo := workspacetest.New(t)
+	var shas []string
+	for i := range 3 {
+		shas = append(shas, repo.Commit(t, fmt.Sprintf("c%d", i), map[string]string{"value": fmt.Sprintf("%d\n", 1000+i)}))
+	}
+	r, db := newBisectRunner(t)
+	if _, err := r.Backfill(context.Background(), BackfillRequest{Source: repo.Dir}); !errors.Is(err, ErrNoConfig) {
+		t.Fatalf("without a config: %v; want ErrNoConfig, which says what to write", err)
+	}
+	if n := len(storedRuns(t, db, store.RunQuery{})); n != 0 {
+		t.Fatalf("without a config: %d runs stored", n)
+	}
+	ext, err := NewExternalConfig([]byte(valueConfig(1)), "value.yml (--config)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Config = ext
+	res, err := r.Backfill(context.Background(), BackfillRequest{Source: repo.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Measured != 3 {
+		t.Errorf("measured %d of 3 commits", res.Measured)
+	}
+	cfg, _ := ext.config()
+	for _, sha := range shas {
+		runs := storedRuns(t, db, store.RunQuery{Commits: []string{sha}, Kind: store.KindBaseline})
+		if len(runs) != 1 || runs[0].ConfigHash != cfg.Hash() {
+			t.Errorf("%s: %d baseline runs (%+v); want one under the external config's hash", sha[:7], len(runs), runs)
+		}
 	}
 }
