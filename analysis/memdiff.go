@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -230,26 +229,8 @@ func per(v int64, n int) float64 {
 // whose amount per run grew measurably, as MemoryDiff says, by growth
 // descending (then by name).
 func siteGrowth(baseRuns, headRuns int, b, h siteTally, top int) []AllocSite {
-	family := siteFamily(baseRuns, headRuns, b, h)
-	ps := make([]float64, len(family))
-	for i, s := range family {
-		ps[i] = s.P
-	}
-	out := []AllocSite{}
-	for i, adj := range Holm(ps) {
-		s := family[i]
-		s.P = adj
-		if adj < profileAlpha && s.Delta > 0 && s.HeadSamples >= minSiteSamples {
-			out = append(out, s)
-		}
-	}
-	slices.SortFunc(out, func(x, y AllocSite) int {
-		return cmp.Or(cmp.Compare(y.Delta, x.Delta), strings.Compare(x.Name, y.Name))
-	})
-	if len(out) > top {
-		out = out[:top]
-	}
-	return out
+	return measurable(siteFamily(baseRuns, headRuns, b, h), minSiteSamples, top,
+		func(s *AllocSite) (*float64, float64, int64, string) { return &s.P, s.Delta, s.HeadSamples, s.Name })
 }
 
 // siteFamily returns the sites of one list that siteGrowth tests, in

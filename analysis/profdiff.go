@@ -335,26 +335,37 @@ func diffTallies(phase string, opts ProfileOptions, base, head phaseTally) Profi
 // flat or cum tallies) whose share grew measurably, as ProfileDiff says,
 // by growth descending (then by name).
 func topGrowth(base, head phaseTally, bf, hf funcTally, top int) []FuncShare {
-	family := shareFamily(base, head, bf, hf)
+	return measurable(shareFamily(base, head, bf, hf), minFuncSamples, top,
+		func(f *FuncShare) (*float64, float64, int64, string) { return &f.P, f.Delta, f.HeadSamples, f.Name })
+}
+
+// measurable keeps the items of a family that grew measurably: Holm's
+// adjustment over the family (written back into each item's p-value)
+// below profileAlpha, a growth above zero and at least minHead samples in
+// head; by growth descending (then by name), at most top. of returns an
+// item's p-value to adjust, growth, head samples and name. Both profile
+// diffs (functions, allocation sites) list by it.
+func measurable[T any](family []T, minHead int64, top int, of func(*T) (p *float64, delta float64, head int64, name string)) []T {
 	ps := make([]float64, len(family))
-	for i, s := range family {
-		ps[i] = s.P
+	for i := range family {
+		p, _, _, _ := of(&family[i])
+		ps[i] = *p
 	}
-	out := []FuncShare{}
+	out := []T{}
 	for i, adj := range Holm(ps) {
-		s := family[i]
-		s.P = adj
-		if adj < profileAlpha && s.Delta > 0 && s.HeadSamples >= minFuncSamples {
-			out = append(out, s)
+		item := family[i]
+		p, delta, head, _ := of(&item)
+		*p = adj
+		if adj < profileAlpha && delta > 0 && head >= minHead {
+			out = append(out, item)
 		}
 	}
-	slices.SortFunc(out, func(a, b FuncShare) int {
-		return cmp.Or(cmp.Compare(b.Delta, a.Delta), strings.Compare(a.Name, b.Name))
+	slices.SortFunc(out, func(x, y T) int {
+		_, dx, _, nx := of(&x)
+		_, dy, _, ny := of(&y)
+		return cmp.Or(cmp.Compare(dy, dx), strings.Compare(nx, ny))
 	})
-	if len(out) > top {
-		out = out[:top]
-	}
-	return out
+	return out[:min(len(out), top)]
 }
 
 // shareFamily returns the functions of one list that topGrowth tests,
