@@ -158,6 +158,10 @@ func simulatedItem(rows []Row, benchmark, phase string) *ExplanationItem {
 	return nil
 }
 
+// manyfoldPct is the change from which an item shows its two values
+// instead of a percentage (from 11 times as much).
+const manyfoldPct = 1000
+
 // itemText formats an item: "IPC -8.7%", "page faults +0.2% (~)",
 // "sim-instructions +4.21% (exact)".
 func itemText(it ExplanationItem) string {
@@ -169,9 +173,13 @@ func itemText(it ExplanationItem) string {
 		return it.Name + " " + formatExactPct(it.DeltaPct) + mark
 	}
 	p := it.Name + " " + formatPct(it.DeltaPct)
-	if !finite(it.DeltaPct) {
+	switch {
+	case !finite(it.DeltaPct):
 		// A count from a base of 0: the change in the unit.
 		p = it.Name + " " + formatDelta(it.Head-it.Base, it.Unit)
+	case math.Abs(it.DeltaPct) >= manyfoldPct && it.Unit != "" && it.Base > 0:
+		// "+409500.0%" reads as noise: the two values say it plainly.
+		p = fmt.Sprintf("%s %s → %s", it.Name, formatValue(it.Base, it.Unit), formatValue(it.Head, it.Unit))
 	}
 	if !it.Significant {
 		p += " (~)"

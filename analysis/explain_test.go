@@ -163,3 +163,21 @@ func TestExplanationOfAPhaseWithOnlyAProfileIsTheProfileLine(t *testing.T) {
 		t.Errorf("a phase with only sec/op and no profile: %+v, want no explanation", es)
 	}
 }
+
+// A manyfold change of a counter shows its two values, not a percentage
+// of five digits; smaller changes stay percentages.
+func TestExplanationItemShowsManyfoldChangesAsTheirValues(t *testing.T) {
+	for _, tc := range []struct {
+		it   ExplanationItem
+		want string
+	}{
+		{ExplanationItem{Name: "allocs/op", DeltaPct: 409500, Significant: true, Unit: "allocs/op", Base: 1, Head: 4096}, "allocs/op 1.000 → 4.096k"},
+		{ExplanationItem{Name: "B/op", DeltaPct: 300253.3, Significant: true, Unit: "B/op", Base: 64, Head: 192226}, "B/op 64.00 → 187.7Ki"},
+		{ExplanationItem{Name: "B/op", DeltaPct: 999, Significant: true, Unit: "B/op", Base: 100, Head: 1099}, "B/op +999.0%"},
+		{ExplanationItem{Name: "cycles", DeltaPct: 2000, Unit: "cycles/op", Base: 1e6, Head: 2.1e7}, "cycles 1.000M → 21.00M (~)"},
+	} {
+		if got := itemText(tc.it); got != tc.want {
+			t.Errorf("itemText(%+v) = %q, want %q", tc.it, got, tc.want)
+		}
+	}
+}

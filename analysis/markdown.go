@@ -124,8 +124,19 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		return err
 	}
 	cmd := ctx.command()
-	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s%s > base.txt\n%s export --rev %s%s > head.txt\nbenchstat -row /phase base.txt head.txt\n```\n\n",
-		cmd, revOr(r.Base, "BASE"), exportArgs(r.BaseArgs), cmd, revOr(r.Head, "HEAD"), exportArgs(r.HeadArgs))
+	// --per-run: one value per run, each run's median, which is what was
+	// compared (a run of criterion's samples or Google Benchmark's
+	// repetitions holds several). Rows by phase where there are phases,
+	// else by benchmark.
+	row := ".fullname"
+	for _, p := range r.Phases {
+		if p.Phase != "" {
+			row = "/phase"
+			break
+		}
+	}
+	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s%s --kind compare --per-run > base.txt\n%s export --rev %s%s --kind compare --per-run > head.txt\nbenchstat -row %s base.txt head.txt\n```\n\n",
+		cmd, revOr(r.Base, "BASE"), exportArgs(r.BaseArgs), cmd, revOr(r.Head, "HEAD"), exportArgs(r.HeadArgs), row)
 	b.WriteString("benchstat prints each side's median with its interval, the change of the medians and the raw p-values of the same runs; perfbot reports the Hodges–Lehmann change instead (the medians' change can point the other way when the runs are not a shift of each other), and applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")
 
 	_, err := io.WriteString(w, b.String())

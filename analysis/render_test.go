@@ -357,8 +357,9 @@ func TestVariantsOfOneRevisionAreNamedAndNotAA(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Base `1111111` with no extra args (12 runs, 12 ok) vs head `1111111` with `--lc-storage inline` (12 runs, 12 ok).",
-		"export --rev " + baseRev + " > base.txt",
-		"export --rev " + baseRev + " --args '--lc-storage inline' > head.txt",
+		"export --rev " + baseRev + " --kind compare --per-run > base.txt",
+		"export --rev " + baseRev + " --args '--lc-storage inline' --kind compare --per-run > head.txt",
+		"benchstat -row /phase base.txt head.txt",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md.String())

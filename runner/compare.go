@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -137,6 +138,9 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	if variants {
 		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
 			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
+	}
+	if r.Progress != nil {
+		fmt.Fprintln(r.Progress, comparePlan(base, head, source, cfg, ss.warmup(), count, maxCount))
 	}
 	if err := ss.buildSides(ctx, sides); err != nil {
 		return nil, err
@@ -362,4 +366,28 @@ func nonNil(args []string) []string {
 		return []string{}
 	}
 	return args
+}
+
+// comparePlan says, before anything is built, what a comparison will do:
+// which revisions, under which config, and how many runs, at least and at
+// most, so that a first-time user knows what the next minutes hold.
+func comparePlan(base, head workspace.Commit, source string, cfg *Config, warm, count, maxCount int) string {
+	names := make([]string, len(cfg.Benchmarks))
+	for i, b := range cfg.Benchmarks {
+		names[i] = b.Name
+	}
+	what := fmt.Sprintf("%d benchmarks (%s)", len(names), strings.Join(names, ", "))
+	if len(names) == 1 {
+		what = names[0]
+	}
+	warmup := ""
+	if warm > 0 {
+		warmup = fmt.Sprintf(" after %d warm-up", warm)
+	}
+	s := fmt.Sprintf("comparing base %.7s with head %.7s (config: %s): build both, then run %s %d times a side%s, base and head interleaved",
+		base.SHA, head.SHA, source, what, count, warmup)
+	if maxCount > count {
+		s += fmt.Sprintf(", and up to %d times a side if the result is unsettled", maxCount)
+	}
+	return s + "; the time left shows once the first run ends."
 }

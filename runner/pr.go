@@ -212,6 +212,20 @@ func publishFailure(ctx, jobCtx context.Context, log *slog.Logger, pub Publisher
 		summary(text)
 		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "Invalid .perfbot.yml", Summary: text})
 		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	case errors.Is(err, ErrNoConfig):
+		// No retry can help, and the error's advice (pass --config FILE)
+		// is the command line's: say what to write where the pull
+		// request's author and the bot's operator can.
+		text := fmt.Sprintf("Nothing was measured: perfbot has no config saying how to measure this repository. "+
+			"The base revision `%s` has no `.perfbot.yml`, and perfbot was given none from outside the repository.\n\n"+
+			"Commit a `.perfbot.yml` to the base branch (perfbot's runner/testdata/perfbot.example.yml documents every field), "+
+			"or ask perfbot's operator to give this repository a `config:` in the server config "+
+			"(in a GitHub Actions workflow: `perfbot pr --config FILE`). "+
+			"A pull request's own `.perfbot.yml` is not read: a pull request cannot change how it is measured.",
+			short(pr.BaseSHA))
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "No perfbot config", Summary: text})
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
 	case !pr.FinalAttempt:
 		check(Check{Status: CheckQueued, Title: "Retrying after an error",
 			Summary: fmt.Sprintf("Attempt %d failed and will be retried: %v", max(pr.Attempt, 1), err)})

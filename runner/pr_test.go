@@ -140,6 +140,8 @@ func TestPullRequestFailuresAreToldAsWhatTheyAre(t *testing.T) {
 	base := repo.Commit(t, "base", map[string]string{".perfbot.yml": valueConfig(4), "value": "1000\n"})
 	bad := workspacetest.New(t)
 	badBase := bad.Commit(t, "bad config", map[string]string{".perfbot.yml": "colour: blue\n"})
+	none := workspacetest.New(t)
+	noneBase := none.Commit(t, "no config", map[string]string{"main.c": "int main(void) { return 0; }\n"})
 	gone := strings.Repeat("ab", 20)
 
 	cases := []struct {
@@ -153,6 +155,7 @@ func TestPullRequestFailuresAreToldAsWhatTheyAre(t *testing.T) {
 	}{
 		{"head no longer exists", repo.Dir, base, gone, false, ConclusionActionRequired, "no longer exists", true},
 		{"invalid config", bad.Dir, badBase, badBase, false, ConclusionActionRequired, "colour", true},
+		{"no config", none.Dir, noneBase, noneBase, false, ConclusionActionRequired, "Commit a `.perfbot.yml` to the base branch", true},
 		{"transient, not the last attempt", t.TempDir(), base, base, false, "", "", false},
 		{"transient, last attempt", t.TempDir(), base, base, true, ConclusionActionRequired, "failed after 3 attempts", false},
 	}

@@ -78,6 +78,13 @@ type botOptions struct {
 	noWorker   bool   // start no worker: the test starts its own
 	// rescueAfter is PERFBOT_RESCUE_AFTER for serve and the workers.
 	rescueAfter string
+	// repos is more entries of the server config's repos: list, after
+	// acme/prover's (YAML lines "  - name: owner/name" and its keys).
+	repos string
+	// files are written beside the server config before perfbot starts
+	// (by path relative to its directory): configs a repository's
+	// config: names by a relative path.
+	files map[string]string
 }
 
 func startBot(t *testing.T, opts botOptions) *botEnv {
@@ -123,6 +130,13 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	t.Setenv("PERFBOT_E2E_SECRET", e2eSecretValue)
 	t.Setenv("PERFBOT_RESCUE_AFTER", opts.rescueAfter)
 	conf := filepath.Join(t.TempDir(), "server.yml")
+	for name, body := range opts.files {
+		path := filepath.Join(filepath.Dir(conf), name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		write(t, path, body)
+	}
 	write(t, conf, fmt.Sprintf(`listen: %q
 db: %q
 job_timeout: %s
@@ -137,7 +151,7 @@ repos:
   - name: %s/%s
     clone_url: %q
     queue: e2e
-`, addr, dsn, cmp.Or(opts.jobTimeout, "5m"), e.gh.URL()+"/", e2eAppID, e2eInstallation, keyFile, e2eOwner, e2eName, e.repo.URL()))
+%s`, addr, dsn, cmp.Or(opts.jobTimeout, "5m"), e.gh.URL()+"/", e2eAppID, e2eInstallation, keyFile, e2eOwner, e2eName, e.repo.URL(), opts.repos))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

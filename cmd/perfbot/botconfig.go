@@ -154,17 +154,32 @@ func repoExternalConfig(path string, r repoConfig) (*runner.ExternalConfig, erro
 		if file == "" {
 			return nil, errors.New("an empty path: name a file, or write the config inline")
 		}
+		shown := file
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(filepath.Dir(path), file)
+		} else {
+			shown = filepath.Base(file)
 		}
-		return runner.ReadConfigFile(file, fmt.Sprintf("config: of %s in %s", r.Name, path))
+		ext, err := runner.ReadConfigFile(file, fmt.Sprintf("config: of %s in %s", r.Name, path))
+		if err != nil {
+			return nil, err
+		}
+		// Reports are public (a pull request's comment): they name the
+		// file as the server config does, never the server's layout.
+		ext.Source = fmt.Sprintf("%s (the server config's config: of %s)", shown, r.Name)
+		return ext, nil
 	case yaml.MappingNode:
 		data, err := yaml.Marshal(&r.Config)
 		if err != nil {
 			return nil, err
 		}
 		// Line numbers in errors count from the config's own first line.
-		return runner.NewExternalConfig(data, fmt.Sprintf("inline config: of %s in %s (line %d)", r.Name, path, r.Config.Line))
+		ext, err := runner.NewExternalConfig(data, fmt.Sprintf("inline config: of %s in %s (line %d)", r.Name, path, r.Config.Line))
+		if err != nil {
+			return nil, err
+		}
+		ext.Source = fmt.Sprintf("the server config's inline config: of %s (line %d)", r.Name, r.Config.Line)
+		return ext, nil
 	}
 	return nil, fmt.Errorf("line %d: a file path or the config itself (a mapping), not a list", r.Config.Line)
 }

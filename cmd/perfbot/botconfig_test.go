@@ -161,10 +161,11 @@ func TestServerConfigGivesARepositoryItsMeasurementConfig(t *testing.T) {
 	}
 	deps := &jobDeps{runner: &runner.Runner{DataDir: dir}, configs: c.externalConfigs()}
 	file, inline, own := deps.runnerFor("acme/prover"), deps.runnerFor("ACME/Inline"), deps.runnerFor("acme/own")
-	if want := filepath.Join(dir, "prover.yml") + " (config: of acme/prover in " + path + ")"; file.Config == nil || file.Config.Source != want {
+	// Sources are shown in public comments: no server paths in them.
+	if want := "prover.yml (the server config's config: of acme/prover)"; file.Config == nil || file.Config.Source != want {
 		t.Errorf("acme/prover's config %+v, want prover.yml's", file.Config)
 	}
-	if inline.Config == nil || !strings.Contains(inline.Config.Source, "inline config: of acme/inline") {
+	if inline.Config == nil || !strings.HasPrefix(inline.Config.Source, "the server config's inline config: of acme/inline (line ") {
 		t.Errorf("acme/inline's config %+v, want the inline one (names are not case-sensitive)", inline.Config)
 	}
 	if own.Config != nil || own != deps.runner || file.DataDir != dir {

@@ -318,10 +318,11 @@ var kinds = []string{"all", string(store.KindBaseline), string(store.KindCompare
 
 func newExportCommand() *cobra.Command {
 	var (
-		c    common
-		rev  string
-		kind string
-		args string
+		c      common
+		rev    string
+		kind   string
+		args   string
+		perRun bool
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -335,7 +336,13 @@ check perfbot's numbers with benchstat:
   benchstat -row /phase base.txt head.txt
 
 It prints the runs of one variant: by default those that ran the config as
-written; --args ARGS those that compare --base-args or --head-args ARGS ran.`,
+written; --args ARGS those that compare --base-args or --head-args ARGS ran.
+
+A run that printed several values of a benchmark (go test -count, criterion's
+samples, hyperfine's or Google Benchmark's repetitions) is printed value by
+value, as the program printed it. compare tests one value per run, the median
+of the run's values: --per-run prints that, one line per run, so that
+benchstat finds the medians and p-values perfbot found.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOfFlag(cmd, "kind", kind, kinds); err != nil {
@@ -383,13 +390,14 @@ written; --args ARGS those that compare --base-args or --head-args ARGS ran.`,
 				}
 				return fmt.Errorf("no ok runs stored for %s in %s: run perfbot run --rev %s (or a compare) first", commit.Short(), ws.Source(), rev)
 			}
-			return writeBenchfmt(cmd.OutOrStdout(), runs)
+			return writeBenchfmt(cmd.OutOrStdout(), runs, perRun)
 		},
 	}
 	c.register(cmd, true)
 	cmd.Flags().StringVar(&rev, "rev", "HEAD", "revision whose runs to print")
 	cmd.Flags().StringVar(&kind, "kind", "all", "which runs: "+strings.Join(kinds, ", "))
 	cmd.Flags().StringVar(&args, "args", "", "print the runs of the variant that ran with these extra `ARGS` (compare --base-args or --head-args; default: none, the config as written)")
+	cmd.Flags().BoolVar(&perRun, "per-run", false, "print one value per run, benchmark, phase and unit: the median of the run's values, which compare tests (default: every value)")
 	return cmd
 }
 
@@ -410,8 +418,11 @@ func variantRuns(runs []store.RunRecord, args []string) ([]store.RunRecord, erro
 }
 
 // writeBenchfmt prints runs as Go benchmark lines: per run, one line per
-// (benchmark, phase) with every unit in the order first seen.
-func writeBenchfmt(w io.Writer, runs []store.RunRecord) error {
+// (benchmark, phase) with every unit in the order first seen. With perRun,
+// each unit's value is the median of the run's values of it (what
+// analysis.Compare tests), so a run is one line per (benchmark, phase)
+// even where it printed several values.
+func writeBenchfmt(w io.Writer, runs []store.RunRecord, perRun bool) error {
 	// Oldest first, as they ran.
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].StartedAt.Before(runs[j].StartedAt) })
 	var sb strings.Builder
@@ -437,6 +448,11 @@ func writeBenchfmt(w io.Writer, runs []store.RunRecord) error {
 			l.units = append(l.units, s.Unit)
 			l.vals = append(l.vals, s.Value)
 		}
+		if perRun {
+			for _, l := range lines {
+				l.units, l.vals = runMedians(l.units, l.vals)
+			}
+		}
 		for _, l := range lines {
 			// A unit repeated within one run (a benchmark run with -count)
 			// starts a new line, as go test would print it.
@@ -455,6 +471,31 @@ func writeBenchfmt(w io.Writer, runs []store.RunRecord) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// runMedians returns, per unit in the order first seen, the median of
+// its values (the mean of the middle two of an even number), as
+// analysis.Compare reduces a run.
+func runMedians(units []string, vals []float64) ([]string, []float64) {
+	byUnit := map[string][]float64{}
+	var order []string
+	for i, u := range units {
+		if _, ok := byUnit[u]; !ok {
+			order = append(order, u)
+		}
+		byUnit[u] = append(byUnit[u], vals[i])
+	}
+	meds := make([]float64, len(order))
+	for i, u := range order {
+		v := byUnit[u]
+		slices.Sort(v)
+		if n := len(v); n%2 == 1 {
+			meds[i] = v[n/2]
+		} else {
+			meds[i] = (v[n/2-1] + v[n/2]) / 2
+		}
+	}
+	return order, meds
 }
 
 func newCalibrateCommand() *cobra.Command {

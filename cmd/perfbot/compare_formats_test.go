@@ -108,9 +108,18 @@ func TestCompareReadsPrintfPhaseTimersWithFormatLines(t *testing.T) {
 	if b := byPhase["solve"].BaseValue; !(b > 1e-3 && b < 1) {
 		t.Errorf("solve's base %g s: the ms unit was not converted", b)
 	}
+	// total's change is solve's.
+	if len(rep.Attribution) != 1 || len(rep.Attribution[0].ExplainedBy) != 1 || rep.Attribution[0].ExplainedBy[0] != "solve" {
+		t.Errorf("attribution %+v, want total's change explained by solve", rep.Attribution)
+	}
 	out, errOut, code := perfbot(t, "export", "--repo", r.Dir, "--rev", head, "--kind", "compare", "--db", db, "--data-dir", data, "--quiet")
 	if code != 0 || !strings.Contains(out, "/phase=solve") || !strings.Contains(out, " sec/op") {
 		t.Errorf("export: exit %d, %s\n%s", code, errOut, out)
+	}
+	checkBenchstat(t, r.Dir, db, data, base, head, benchstatRow{filter: ".unit:sec/op", row: "/phase", label: "solve", want: byPhase["solve"]})
+	aa, _, _ := compareJSON(t, "--repo", r.Dir, "--base", head, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	if aa.Verdict == analysis.VerdictRegression || aa.Verdict == analysis.VerdictImprovement {
+		t.Errorf("A/A: %s", aa.Verdict)
 	}
 }
 
@@ -223,6 +232,12 @@ func TestCompareReadsGoogleBenchmarkJSON(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "BenchmarkBM_Mix/n=1000/k=3 ") {
 		t.Errorf("export: exit %d, %s\n%s", code, errOut, out)
 	}
+	// Three repetitions a run: benchstat reads each run's median.
+	checkBenchstat(t, r.Dir, db, data, base, head, benchstatRow{filter: ".unit:cpu-sec/op", row: ".fullname", label: "BM_Mix/n=1000/k=3", perRun: true, want: mix})
+	aa, _, _ := compareJSON(t, "--repo", r.Dir, "--base", head, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
+	if aa.Verdict == analysis.VerdictRegression || aa.Verdict == analysis.VerdictImprovement {
+		t.Errorf("A/A: %s", aa.Verdict)
+	}
 }
 
 // hyperfineConfig times the printf program as a whole command with
@@ -281,6 +296,8 @@ func TestCompareReadsHyperfineExports(t *testing.T) {
 	if whole == nil || whole.Verdict != analysis.VerdictRegression || whole.Change() < 100 {
 		t.Fatalf("the timed command: %+v; want a regression of several times", whole)
 	}
+	// Five timed runs a perfbot run: benchstat reads each run's median.
+	checkBenchstat(t, r.Dir, db, data, base, head, benchstatRow{filter: ".unit:sec/op", row: ".fullname", label: whole.Benchmark, perRun: true, want: *whole})
 	aa, _, _ := compareJSON(t, "--repo", r.Dir, "--base", head, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
 	if aa.Verdict == analysis.VerdictRegression || aa.Verdict == analysis.VerdictImprovement {
 		t.Errorf("A/A: %s", aa.Verdict)

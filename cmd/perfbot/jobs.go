@@ -162,6 +162,12 @@ func (w *baselineWorker) Work(ctx context.Context, job *river.Job[queue.Baseline
 	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	res, err := w.runnerFor(job.Args.Repo).Baseline(ctx, runner.BaselineRequest{Source: job.Args.CloneURL, Rev: job.Args.SHA,
 		History: w.changes[job.Args.Repo].Report})
+	if errors.Is(err, runner.ErrNoConfig) || errors.Is(err, runner.ErrInvalidConfig) {
+		// No retry can help: the commit says nothing (or nothing valid)
+		// about how to measure it.
+		w.log.Warn("baseline not measured", "repo", job.Args.Repo, "sha", job.Args.SHA, "err", err)
+		return river.JobCancel(err)
+	}
 	if err != nil {
 		return err
 	}

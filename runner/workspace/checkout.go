@@ -36,16 +36,20 @@ func (w *Workspace) Checkout(ctx context.Context, sha string) (string, error) {
 	}
 	defer unlock()
 
-	if w.intact(ctx, dir, sha) {
+	from, err := w.worktreeRepo(ctx)
+	if err != nil {
+		return "", fmt.Errorf("checkout %s: %w", short(sha), err)
+	}
+	if w.intact(ctx, from, dir, sha) {
 		return dir, nil
 	}
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("checkout %s: %w", short(sha), ctx.Err())
 	}
-	if err := w.removeWorktree(ctx, dir); err != nil {
+	if err := w.removeWorktree(ctx, from, dir); err != nil {
 		return "", fmt.Errorf("checkout %s: %w", short(sha), err)
 	}
-	if _, err := w.git(ctx, w.dir, "worktree", "add", "--force", "--detach", "--quiet", dir, sha); err != nil {
+	if _, err := w.git(ctx, from, "worktree", "add", "--force", "--detach", "--quiet", dir, sha); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("checkout %s: %w", short(sha), err)
 	}
@@ -57,9 +61,56 @@ func (w *Workspace) Checkout(ctx context.Context, sha string) (string, error) {
 	return dir, nil
 }
 
-// intact reports whether dir is a worktree of this repository at sha with
-// nothing changed.
-func (w *Workspace) intact(ctx context.Context, dir, sha string) bool {
+// worktreeRepo returns the repository Checkout adds worktrees from: the
+// mirror, or for a local repository the bare repository under
+// dataDir/borrowed whose objects/info/alternates names the local
+// repository's object directory, made (or remade, when it names another)
+// on first use. It has no refs and no objects of its own: the commits it
+// checks out are the local repository's, read in place, and a commit the
+// user makes later is visible to it at once.
+func (w *Workspace) worktreeRepo(ctx context.Context) (string, error) {
+	if w.objects == "" {
+		return w.dir, nil
+	}
+	dir := filepath.Join(w.dataDir, "borrowed", w.key)
+	want := w.objects + "\n"
+	alternates := filepath.Join(dir, "objects", "info", "alternates")
+	if got, err := os.ReadFile(alternates); err == nil && string(got) == want {
+		return dir, nil
+	}
+	unlock, err := Lock(ctx, dir+".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if got, err := os.ReadFile(alternates); err == nil && string(got) == want {
+		return dir, nil
+	}
+	// Made in a temporary directory and renamed into place, so that the
+	// directory, when present, is whole.
+	tmp := dir + ".tmp"
+	for _, d := range []string{dir, tmp} {
+		if err := os.RemoveAll(d); err != nil {
+			return "", err
+		}
+	}
+	if _, err := w.git(ctx, w.dataDir, "init", "--bare", "--quiet", tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("make the checkout repository for %s: %w", w.source, err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "objects", "info", "alternates"), []byte(want), 0o644); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("make the checkout repository for %s: %w", w.source, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("make the checkout repository for %s: %w", w.source, err)
+	}
+	return dir, nil
+}
+
+// intact reports whether dir is a worktree of the repository from at sha
+// with nothing changed.
+func (w *Workspace) intact(ctx context.Context, from, dir, sha string) bool {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
 		return false
 	}
@@ -68,16 +119,17 @@ func (w *Workspace) intact(ctx context.Context, dir, sha string) bool {
 		return false
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 || lines[1] != sha || !w.ownsGitDir(ctx, lines[0]) {
+	if len(lines) != 2 || lines[1] != sha || !w.ownsGitDir(ctx, from, lines[0]) {
 		return false
 	}
 	status, err := w.git(ctx, dir, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=none")
 	return err == nil && len(status) == 0
 }
 
-// ownsGitDir reports whether commonDir is this repository's git directory.
-func (w *Workspace) ownsGitDir(ctx context.Context, commonDir string) bool {
-	out, err := w.git(ctx, w.dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+// ownsGitDir reports whether commonDir is the git directory of the
+// repository from.
+func (w *Workspace) ownsGitDir(ctx context.Context, from, commonDir string) bool {
+	out, err := w.git(ctx, from, "rev-parse", "--path-format=absolute", "--git-common-dir")
 	if err != nil {
 		return false
 	}
@@ -85,16 +137,23 @@ func (w *Workspace) ownsGitDir(ctx context.Context, commonDir string) bool {
 }
 
 // removeWorktree removes the worktree at dir, whatever state it is in,
-// and prunes worktree entries whose directories are gone.
-func (w *Workspace) removeWorktree(ctx context.Context, dir string) error {
+// and prunes the entries of the repository from whose directories are
+// gone.
+func (w *Workspace) removeWorktree(ctx context.Context, from, dir string) error {
 	if _, err := os.Lstat(dir); err == nil {
 		// Unregister it if git knows it; a broken one is simply deleted.
-		_, _ = w.git(ctx, w.dir, "worktree", "remove", "--force", "--force", dir)
+		_, _ = w.git(ctx, from, "worktree", "remove", "--force", "--force", dir)
+		if from != w.dir {
+			// perfbot before the borrowed repositories added its
+			// worktrees to the local repository itself: take back
+			// exactly the entry it made there, and nothing else.
+			_, _ = w.git(ctx, w.dir, "worktree", "remove", "--force", "--force", dir)
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
 	}
-	_, err := w.git(ctx, w.dir, "worktree", "prune")
+	_, err := w.git(ctx, from, "worktree", "prune")
 	return err
 }
 

@@ -8,13 +8,19 @@
 // contents and worktree directories. Everything is done by the git
 // command (git 2.31 or newer) run with an explicit environment: no system
 // or user configuration, no prompts, no hooks. A local repository's
-// working tree, index and current branch are never touched; worktrees are
-// registered in its .git/worktrees, which `git worktree list` shows.
+// working tree, index, branches and worktree list are never touched: its
+// revisions resolve there, and its commits are checked out from a bare
+// repository of perfbot's own that borrows its objects (git's alternates),
+// so `git worktree list` in the user's clone never shows perfbot's
+// checkouts and deleting the data directory leaves nothing behind.
 //
 // Layout under the data directory:
 //
 //	home/                      HOME for git (empty, so no user config applies)
 //	mirrors/<name>-<hash>      bare mirrors of clone URLs (+ .lock)
+//	borrowed/<name>-<hash>     for a local repository: a bare repository
+//	                           whose objects are the local one's (+ .lock);
+//	                           its worktrees are perfbot's checkouts
 //	worktrees/<key>/<sha>      one detached worktree per commit (+ .lock)
 package workspace
 
@@ -70,6 +76,7 @@ type Workspace struct {
 	source  string // as shown to people: the path, or the URL without a password
 	url     string // the clone URL of a mirror; "" for a local repository
 	dir     string // where git runs: the local repository's top directory, or the mirror
+	objects string // a local repository's object directory; "" for a mirror
 	dataDir string
 	home    string
 	key     string
@@ -79,8 +86,10 @@ type Workspace struct {
 // dataDir (created if needed).
 //
 // A source that is a path to a non-bare repository (or a directory in
-// one) is used in place: revisions resolve there and worktrees are added
-// from it. A clone URL (https://…, ssh://…, git@host:path, file://…) or
+// one) is used in place: revisions resolve there, and Checkout adds
+// worktrees from a bare repository under dataDir/borrowed that reads the
+// local repository's objects, so nothing is registered in the local
+// repository. A clone URL (https://…, ssh://…, git@host:path, file://…) or
 // a path to a bare repository is mirrored into dataDir/mirrors: cloned
 // with `git clone --mirror` the first time and updated with
 // `git fetch --prune` on every later Open, so all its branches, tags and
@@ -165,6 +174,7 @@ func (w *Workspace) openPath(ctx context.Context, source string) error {
 	}
 	w.dir = strings.TrimSpace(string(out))
 	w.source = w.dir
+	w.objects = filepath.Join(commonDir, "objects")
 	w.key = keyName(filepath.Base(w.dir), commonDir)
 	return nil
 }

@@ -263,6 +263,45 @@ func TestOpenBareRepositoryPathIsMirrored(t *testing.T) {
 	}
 }
 
+// A worktree that perfbot before the borrowed repositories registered in
+// the source repository itself is taken back from it on the next Checkout
+// of that commit, which makes it again under perfbot's own repository; a
+// commit made in the source after Open is checked out without a fetch.
+func TestCheckoutTakesBackWorktreesRegisteredInTheSourceRepository(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h := newHistory(t)
+	w, dataDir := open(t, h.repo.Dir)
+	old := filepath.Join(dataDir, "worktrees", w.Key(), h.c2)
+	h.repo.Git(t, "worktree", "add", "--detach", "--quiet", old, h.c2)
+	// The user's own worktree is left alone.
+	mine := filepath.Join(t.TempDir(), "mine")
+	h.repo.Git(t, "worktree", "add", "--detach", "--quiet", mine, h.c1)
+
+	dir, err := w.Checkout(ctx, h.c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir != old {
+		t.Fatalf("Checkout = %s, want %s", dir, old)
+	}
+	wantFile(t, dir, "README", "two\n")
+	list := gitOut(t, h.repo.Dir, "worktree", "list", "--porcelain")
+	if strings.Contains(list, old) || !strings.Contains(list, mine) || strings.Count(list, "worktree ") != 2 {
+		t.Errorf("source repository's worktrees, want its own two:\n%s", list)
+	}
+	if common := gitOut(t, dir, "rev-parse", "--path-format=absolute", "--git-common-dir"); strings.TrimSpace(common) != filepath.Join(dataDir, "borrowed", w.Key()) {
+		t.Errorf("the worktree belongs to %s", common)
+	}
+
+	c5 := h.repo.Commit(t, "c5: after Open", map[string]string{"README": "five\n"})
+	dir5, err := w.Checkout(ctx, c5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, dir5, "README", "five\n")
+}
+
 func TestCheckoutMakesReusesAndRepairsWorktrees(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -339,8 +378,18 @@ func TestCheckoutMakesReusesAndRepairsWorktrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFile(t, dir2, "README", "two\n")
-	if list := gitOut(t, h.repo.Dir, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 3 {
-		t.Errorf("want the main worktree and two of perfbot's, got:\n%s", list)
+	// perfbot's worktrees are registered with its own repository under
+	// the data directory, never in the source repository.
+	if list := gitOut(t, h.repo.Dir, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("the source repository lists worktrees besides its own:\n%s", list)
+	}
+	borrowed := filepath.Join(dataDir, "borrowed", w.Key())
+	if list := gitOut(t, borrowed, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 3 ||
+		!strings.Contains(list, dir2) || !strings.Contains(list, dir4) {
+		t.Errorf("want the bare repository and perfbot's two worktrees, got:\n%s", list)
+	}
+	if refs := gitOut(t, borrowed, "for-each-ref"); refs != "" {
+		t.Errorf("the checkout repository has refs of its own:\n%s", refs)
 	}
 
 	// The source repository: same index, same branch, same local edit.
