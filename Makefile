@@ -42,10 +42,12 @@ compare:
 # PERFBOT_REQUIRE_CHROMIUM for the dashboard's headless-Chromium test,
 # PERFBOT_REQUIRE_SYSTEMD for systemd-analyze verify of deploy/systemd, and
 # PERFBOT_REQUIRE_READER_TOOLS for the readers' real-tool tests (Google
-# Benchmark, hyperfine, cargo with Debian's criterion).
+# Benchmark, hyperfine, cargo with Debian's criterion). Last, the test
+# build's planted slowdowns (-tags perfbot_test_hooks, bench/gpu-set.sh).
 test: cuda-host-check
 	$(GO) vet ./...
 	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 PERFBOT_REQUIRE_SYSTEMD=1 PERFBOT_REQUIRE_READER_TOOLS=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -tags perfbot_test_hooks -run 'TestTestBuildPlants' ./prover
 
 # What of the CUDA backend the host can check without a GPU or the CUDA
 # toolkit (CI has neither): the NTT kernel's rounds against a plain DFT and

@@ -20,6 +20,8 @@
 #   POINTS     msm_h's points (default 2097151: 2^21 − 1 at 2^20 constraints)
 #   MAX_COUNT  the comparison's cap on runs a side (default 30, so that it
 #              ends inside one 10-minute call)
+#   RESIDENT   1: the benchmark is resident (docs/resident.md): one
+#              prover process a side serves every run
 #   CUDA_ARCH  default sm_90
 set -uo pipefail
 out=${1:?usage: bench/gpu-compare.sh OUT}
@@ -48,6 +50,7 @@ benchmarks:
            --constraints, "2^20", --srs, random, --count, "5", --warmup, "1", --quiet]
     cpus: auto
     cpuprofile: --cpuprofile
+$( [ "${RESIDENT:-0}" = 1 ] && echo "    resident: true" )
 count: 10
 warmup: 1
 max_count: 60

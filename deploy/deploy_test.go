@@ -236,7 +236,7 @@ func TestGPUExampleConfigParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("deploy/perfbot-gpu.example.yml: %v", err)
 	}
-	if len(cfg.Benchmarks) != 1 || cfg.Count != 10 || cfg.MaxCount != 60 || len(cfg.Build) != 2 {
+	if len(cfg.Benchmarks) != 1 || cfg.Count != 10 || cfg.MaxCount != 60 || len(cfg.Build) != 2 || !cfg.Benchmarks[0].Resident {
 		t.Errorf("config %+v", cfg)
 	}
 	if args := strings.Join(cfg.Benchmarks[0].Args, " "); !strings.Contains(args, "--backend gpu") || !strings.Contains(args, "--count 5") {

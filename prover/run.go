@@ -42,6 +42,19 @@ type Sink interface {
 	Proof(ProofResult) error
 }
 
+// A Server is a Sink that serves runs one at a time, in one process
+// (perfbot's resident protocol, runner/execute): Run prepares the keys
+// and the backend and runs the warm-ups once, calls Ready, and then, for
+// every Next that returns true, Start and cfg.Count proofs, then Done
+// with the run's error. A run that fails is reported to Done, and the
+// next one is served; Next's error or false ends Run.
+type Server interface {
+	Sink
+	Ready() error
+	Next() (bool, error)
+	Done(runErr error) error
+}
+
 // ErrProofInvalid reports a proof that did not verify under --verify.
 var ErrProofInvalid = errors.New("proof did not verify")
 
@@ -116,25 +129,57 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(), LCStorage: cfg.lcStorage()}
 	shape = nil // the matrices are not needed from here on
 
-	if err := sink.Start(info); err != nil {
-		return err
+	// proofs runs warm warm-ups and then count measured proofs.
+	proofs := func(warm, count int) error {
+		for i := range warm + count {
+			warming := i < warm
+			m.marking = !warming
+			res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
+			if err != nil {
+				return fmt.Errorf("proof %d: %w", i+1, err)
+			}
+			total := res.Measurements[len(res.Measurements)-1].Elapsed
+			if warming {
+				log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
+				continue
+			}
+			res.Index = i - warm
+			log.Info("proof", "n", res.Index+1, "of", count, "total", total.Round(time.Millisecond))
+			if err := sink.Proof(res); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	for i := range cfg.Warmup + cfg.Count {
-		warm := i < cfg.Warmup
-		m.marking = !warm
-		res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
-		if err != nil {
-			return fmt.Errorf("proof %d: %w", i+1, err)
-		}
-		total := res.Measurements[len(res.Measurements)-1].Elapsed
-		if warm {
-			log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
-			continue
-		}
-		res.Index = i - cfg.Warmup
-		log.Info("proof", "n", res.Index+1, "of", cfg.Count, "total", total.Round(time.Millisecond))
-		if err := sink.Proof(res); err != nil {
+	srv, resident := sink.(Server)
+	if !resident {
+		if err := sink.Start(info); err != nil {
 			return err
+		}
+		if err := proofs(cfg.Warmup, cfg.Count); err != nil {
+			return err
+		}
+	} else {
+		// Keys, backend and warm-ups once; then cfg.Count proofs per run
+		// asked for, each run's output whole (its header again).
+		if err := proofs(cfg.Warmup, 0); err != nil {
+			return err
+		}
+		if err := srv.Ready(); err != nil {
+			return err
+		}
+		for {
+			more, err := srv.Next()
+			if err != nil || !more {
+				return err
+			}
+			err = sink.Start(info)
+			if err == nil {
+				err = proofs(0, cfg.Count)
+			}
+			if err := srv.Done(err); err != nil {
+				return err
+			}
 		}
 	}
 	if rss := peakRSS(); rss > 0 {
@@ -222,6 +267,7 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		if err := circ.Synthesize(cs); err != nil {
 			return err
 		}
+		plantSpin(testSpinSynthesis())
 		return cs.Err()
 	})
 	if err != nil {
@@ -249,11 +295,19 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		opts := groth16.ProveOptions{
 			Engine: eng,
 			Beside: func(name string, run func()) {
+				if d := testSpinG2(); name == PhaseMSMB2 && d > 0 {
+					g2 := run
+					run = func() { g2(); plantSpin(d) }
+				}
 				ms := m.runBeside(name, run)
 				ms.Lane = LaneHost
 				beside = &ms
 			},
 			Phase: func(name string, run func() error) error {
+				if d := testSpinG2(); name == PhaseMSMB2 && d > 0 {
+					g2 := run
+					run = func() error { err := g2(); plantSpin(d); return err }
+				}
 				if stepper != nil {
 					stepper.TakeSteps() // steps of this phase only
 				}
@@ -332,4 +386,14 @@ func (c cryptoReader) Read(p []byte) (int, error) {
 		p[i] = byte(c.r.Uint32())
 	}
 	return len(p), nil
+}
+
+// plantSpin keeps the calling goroutine busy on the CPU for d: a test build's
+// planted slowdown (testhooks.go).
+func plantSpin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
 )
@@ -43,7 +44,17 @@ type CompareRequest struct {
 	// OnProgress, when set, is called after every run (warm-ups
 	// included), from the goroutine that called Compare.
 	OnProgress func(Progress)
+	// Timeout, when set, is the time the whole comparison has (a bot
+	// job's limit, compare --timeout). Compare refuses, before building,
+	// a count or a cap whose runs cannot end within it by this machine's
+	// stored runs of the config (ErrUnreachable); without stored runs it
+	// cannot tell and does not refuse.
+	Timeout time.Duration
 }
+
+// ErrUnreachable is wrapped by Compare's error for a count or a cap of
+// runs that the comparison's Timeout cannot hold.
+var ErrUnreachable = errors.New("cannot be reached in the time given")
 
 // A CompareResult is a finished comparison.
 type CompareResult struct {
@@ -139,6 +150,11 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
 			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
 	}
+	if req.Timeout > 0 {
+		if err := r.checkReachable(ctx, ws, ss, sides[0].cfgHash, count, maxCount, req.Timeout); err != nil {
+			return nil, err
+		}
+	}
 	if r.Progress != nil {
 		fmt.Fprintln(r.Progress, comparePlan(base, head, source, cfg, ss.warmup(), count, maxCount))
 	}
@@ -208,6 +224,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			return nil, err
 		}
 		caveats, loadInputs = meter.stop()
+		ss.closeResidents() // the timed runs are over: free their GPU memory
 		// The callgrind runs come last: their counts do not need the timed
 		// runs' statistics, and their time limit is made from the timed runs.
 		ss.prog.grow(ss.countSimulations(sides))
@@ -335,6 +352,7 @@ func (r *Runner) baseline(ctx context.Context, ws *workspace.Workspace, c worksp
 	if err := ss.rounds(ctx, []*side{s}, count, true); err != nil {
 		return nil, err
 	}
+	ss.closeResidents()
 	ss.prog.grow(ss.countSimulations([]*side{s}))
 	if _, err := ss.simulate(ctx, []*side{s}); err != nil {
 		return nil, err
@@ -390,4 +408,57 @@ func comparePlan(base, head workspace.Commit, source string, cfg *Config, warm, 
 		s += fmt.Sprintf(", and up to %d times a side if the result is unsettled", maxCount)
 	}
 	return s + "; the time left shows once the first run ends."
+}
+
+// minReachRuns is how many stored runs of a benchmark checkReachable
+// needs before it trusts their median.
+const minReachRuns = 3
+
+// checkReachable returns an error wrapping ErrUnreachable when count, or
+// maxCount, runs a side of every benchmark (after the warm-ups) would take
+// longer than timeout, by the median wall time of this machine's stored
+// runs of the config; nil when they fit or when too few runs are stored
+// to tell. Builds are not counted: a cached build takes no time, and an
+// uncached one is what the comparison must pay anyway.
+func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss *session, cfgHash string, count, maxCount int, timeout time.Duration) error {
+	// Timed runs of any kind (baselines, comparisons, bisections) are as
+	// long as each other.
+	runs, err := r.Store.Runs(ctx, store.RunQuery{Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: cfgHash, Status: analysis.StatusOK, Limit: 200})
+	if err != nil {
+		return fmt.Errorf("read stored runs: %w", err)
+	}
+	hist := map[analysis.Key][]float64{}
+	for _, run := range runs {
+		for _, s := range run.Samples {
+			if s.Unit == "wall-sec/run" && run.Tool == "" {
+				hist[s.Key] = append(hist[s.Key], s.Value)
+			}
+		}
+	}
+	var round time.Duration // one run of every benchmark, on one side
+	for _, b := range ss.cfg.Benchmarks {
+		walls := hist[analysis.Key{Benchmark: execute.ProcessBenchmark + "/benchmark=" + b.Name, Unit: "wall-sec/run"}]
+		if len(walls) < minReachRuns {
+			return nil
+		}
+		sorted := slices.Sorted(slices.Values(walls))
+		round += time.Duration(sorted[len(sorted)/2] * float64(time.Second))
+	}
+	if round <= 0 {
+		return nil
+	}
+	warm := ss.warmup()
+	need := func(n int) time.Duration { return 2 * time.Duration(warm+n) * round }
+	fits := int(timeout/(2*round)) - warm
+	switch {
+	case need(count) > timeout:
+		return fmt.Errorf("%w: %d runs a side (after %d warm-up) take about %v here, more than the %v given: a round of the benchmarks took %v "+
+			"(the median of this machine's stored runs of this config); give at most --count %d, or more time",
+			ErrUnreachable, count, warm, need(count).Round(time.Second), timeout, round.Round(10*time.Millisecond), max(fits, 0))
+	case need(maxCount) > timeout:
+		return fmt.Errorf("%w: the cap of %d runs a side (after %d warm-up) takes about %v here, more than the %v given: a round of the benchmarks took %v "+
+			"(the median of this machine's stored runs of this config), so an unsettled comparison would be cut off; give at most --max-count %d, or more time",
+			ErrUnreachable, maxCount, warm, need(maxCount).Round(time.Second), timeout, round.Round(10*time.Millisecond), max(fits, 0))
+	}
+	return nil
 }

@@ -202,6 +202,15 @@ type Benchmark struct {
 	// slowest timed run, and at least a minute. Off by default; valgrind
 	// must be installed.
 	Callgrind bool `json:"callgrind,omitempty"`
+	// Resident (resident: true) keeps one process of the benchmark per
+	// side alive across its runs, driven through the resident protocol
+	// (execute.StartResident, docs/resident.md): what the program does
+	// once (keys, device, warm-ups) is paid once per side, not per run.
+	// The program's results must be Go benchmark format; a run's process
+	// samples are its wall time, CPU time and GPU telemetry (no perf
+	// counters, no peak RSS), and no memprofile. Part of the config's
+	// hash: resident runs never share a series with one-shot runs.
+	Resident bool `json:"resident,omitempty"`
 	// Format says how to read what the program prints (format: one of
 	// readers.Formats); "" is Go benchmark format, the default. Pattern,
 	// Stream and Unit configure format lines, Path a format that reads a
@@ -427,6 +436,7 @@ type (
 		CPUProfile string            `yaml:"cpuprofile"`
 		MemProfile string            `yaml:"memprofile"`
 		Callgrind  callgrindFlag     `yaml:"callgrind"`
+		Resident   residentFlag      `yaml:"resident"`
 		Format     formatName        `yaml:"format"`
 		Pattern    linesPattern      `yaml:"pattern"`
 		Stream     string            `yaml:"stream"`
@@ -460,6 +470,20 @@ func (a *argList) UnmarshalYAML(n *yaml.Node) error {
 		args = append(args, c.Value)
 	}
 	*a = args
+	return nil
+}
+
+// A residentFlag is the resident key: true or false, nothing else.
+type residentFlag bool
+
+func (f *residentFlag) UnmarshalYAML(n *yaml.Node) error {
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf(
+			"line %d: resident: %s is not true or false; write resident: true to keep one process a side "+
+				"serving every run (docs/resident.md), or leave the key out", n.Line, kindName(n))}}
+	}
+	*f = residentFlag(v)
 	return nil
 }
 
@@ -663,6 +687,7 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			CPUProfile: rb.CPUProfile,
 			MemProfile: rb.MemProfile,
 			Callgrind:  bool(rb.Callgrind),
+			Resident:   bool(rb.Resident),
 			Format:     string(rb.Format),
 			Pattern:    string(rb.Pattern),
 			Stream:     rb.Stream,
@@ -765,6 +790,12 @@ func (c *Config) check(p *problems) {
 			}
 		} else if b.Pattern != "" || b.Stream != "" || b.Unit != "" || b.Path != "" {
 			p.add("%s: pattern, stream, unit and path configure the other formats; Go benchmark format takes none (set format: lines, gbench, criterion, libtest or hyperfine)", f("format"))
+		}
+		if b.Resident && b.ReaderConfig() != nil {
+			p.add("%s: a resident process's runs are read as Go benchmark format; format %s cannot be: remove resident: true", f("resident"), b.Format)
+		}
+		if b.Resident && b.MemProfile != "" {
+			p.add("%s: a heap profile covers a whole process, and a resident one serves every run: remove memprofile or resident: true", f("resident"))
 		}
 		checkProfileFlag(p, f("cpuprofile"), "cpuprofile", b.CPUProfile, b)
 		checkProfileFlag(p, f("memprofile"), "memprofile", b.MemProfile, b)

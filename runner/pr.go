@@ -138,9 +138,13 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 		}))
 	}
 
-	res, err := r.Compare(ctx, CompareRequest{
-		Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress,
-	})
+	req := CompareRequest{Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress}
+	if dl, ok := ctx.Deadline(); ok {
+		// The job's limit: a count or cap that cannot end within it is
+		// refused before anything is built (ErrUnreachable).
+		req.Timeout = time.Until(dl)
+	}
+	res, err := r.Compare(ctx, req)
 	if err != nil {
 		return nil, publishFailure(pubCtx, ctx, log, pub, pr, err)
 	}
@@ -211,6 +215,13 @@ func publishFailure(ctx, jobCtx context.Context, log *slog.Logger, pub Publisher
 		text := fmt.Sprintf("The base revision's `.perfbot.yml` is invalid, so nothing was measured:\n\n```\n%v\n```", err)
 		summary(text)
 		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "Invalid .perfbot.yml", Summary: text})
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	case errors.Is(err, ErrUnreachable):
+		// Retrying cannot make the runs faster.
+		text := fmt.Sprintf("Nothing was measured: %v. perfbot's operator can raise the bot's job_timeout, "+
+			"or the repository's .perfbot.yml can ask for fewer runs (count, max_count).", err)
+		summary(text)
+		check(Check{Status: CheckCompleted, Conclusion: ConclusionActionRequired, Title: "Runs cannot fit the job's time", Summary: text})
 		return fmt.Errorf("%w: %w", ErrPermanent, err)
 	case errors.Is(err, ErrNoConfig):
 		// No retry can help, and the error's advice (pass --config FILE)

@@ -126,6 +126,9 @@ type session struct {
 	// sched orders the sides of the measured rounds, warm the warm-up
 	// rounds' (the config's order, seeded from the session's seed).
 	sched, warm *scheduler
+	// residents are the live processes of resident benchmarks, per side
+	// and benchmark; end closes them.
+	residents map[residentKey]*execute.Resident
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
@@ -155,6 +158,7 @@ func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *C
 // it kept); a session it cannot end stays running, and the next session
 // on this host, once this process is gone, marks it abandoned.
 func (ss *session) end(ctx context.Context) {
+	ss.closeResidents()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := ss.r.Store.EndSession(ctx, ss.id); err != nil {
@@ -293,7 +297,12 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	}
 	ss.prog.start(b.Name, label)
 	started := time.Now()
-	res, err := execute.Run(ctx, spec)
+	var res execute.Result
+	if b.Resident {
+		res, err = ss.residentRun(ctx, s, b, spec)
+	} else {
+		res, err = execute.Run(ctx, spec)
+	}
 	ended := time.Now()
 	ss.prog.done()
 	if err != nil {
@@ -314,6 +323,52 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	}
 	return ss.record(ctx, s, run, started, ended, res.StderrTail)
 }
+
+// residentKey names the resident process of one benchmark of one side.
+type residentKey struct {
+	side  *side
+	bench string
+}
+
+// residentRun runs benchmark b of side s in its resident process,
+// starting one when the side has none (its first run, or the one after a
+// run that stopped the last): a process that cannot start fails this run
+// with the reason, and the next run tries again. Starting is not part of
+// the run's measurement.
+func (ss *session) residentRun(ctx context.Context, s *side, b *Benchmark, spec execute.Spec) (execute.Result, error) {
+	key := residentKey{s, b.Name}
+	p := ss.residents[key]
+	if p == nil {
+		r, failed, err := execute.StartResident(ctx, spec)
+		if err != nil || r == nil {
+			return failed, err
+		}
+		if ss.residents == nil {
+			ss.residents = map[residentKey]*execute.Resident{}
+		}
+		ss.residents[key], p = r, r
+		ss.r.log().Info("resident process ready", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short())
+	}
+	res, err := p.Run(ctx)
+	if err != nil || p.Broken() != "" {
+		delete(ss.residents, key)
+	}
+	return res, err
+}
+
+// closeResidents ends every resident process of the session.
+func (ss *session) closeResidents() {
+	for key, p := range ss.residents {
+		if w := p.Close(residentGrace); w != "" {
+			ss.r.log().Warn("resident process", "benchmark", key.bench, "side", key.side.name, "warning", w)
+		}
+		delete(ss.residents, key)
+	}
+}
+
+// residentGrace is how long a resident process has to exit once its
+// stdin closes, before it is killed.
+const residentGrace = 10 * time.Second
 
 func (ss *session) record(ctx context.Context, s *side, run analysis.Run, started, ended time.Time, stderr string) error {
 	if run.Status != analysis.StatusOK {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +41,7 @@ func newCompareCommand() *cobra.Command {
 		base, head         string
 		baseArgs, headArgs string
 		count, maxCount    int
+		timeout            time.Duration
 		format             string
 		failOnReg          bool
 		verbose            bool
@@ -103,6 +106,15 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 				return err
 			}
 			ctx := cmd.Context()
+			if timeout < 0 {
+				return usagef(cmd, "--timeout %v: give a positive duration such as 10m, or leave it out", timeout)
+			}
+			if timeout > 0 {
+				req.Timeout = timeout
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
 			r, closeDB, err := c.open(cmd)
 			if err != nil {
 				return err
@@ -128,6 +140,7 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 	f.StringVar(&headArgs, "head-args", "", "append `ARGS` (split as a shell would) to every benchmark's arguments on the head side")
 	f.IntVar(&count, "count", 0, "measured runs per side (default: the config's count)")
 	f.IntVar(&maxCount, "max-count", 0, "cap on runs per side when adding runs to settle an inconclusive result (default: the config's max_count)")
+	f.DurationVar(&timeout, "timeout", 0, "time the whole comparison has; a --count or --max-count whose runs cannot end in it, by this machine's stored runs, is refused before building (default: no limit)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
 	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text format: the whole report (other units, attribution table, warnings, profiles, environment), not just what fits a screen")

@@ -122,7 +122,7 @@ func (c *common) open(cmd *cobra.Command) (*runner.Runner, func() error, error) 
 // repository, an unknown revision, an invalid config) into usage errors,
 // so they exit 2.
 func inputError(cmd *cobra.Command, err error) error {
-	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNoConfig, runner.ErrNothingToCompare, execute.ErrNoValgrind} {
+	for _, target := range []error{workspace.ErrNotRepository, workspace.ErrUnknownRevision, runner.ErrInvalidConfig, runner.ErrNoConfig, runner.ErrNothingToCompare, runner.ErrUnreachable, execute.ErrNoValgrind} {
 		if errors.Is(err, target) {
 			return &usageError{cmd: cmd.CommandPath(), err: err}
 		}

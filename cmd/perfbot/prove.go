@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/perfbot/perfbot/prover"
 	"github.com/perfbot/perfbot/prover/r1cs"
+	"github.com/perfbot/perfbot/runner/execute"
 )
 
 func newProveCommand() *cobra.Command {
@@ -167,7 +169,13 @@ func runProve(cmd *cobra.Command, cfg prover.Config, prof profiles, outPath stri
 		}
 		defer pprof.StopCPUProfile()
 	}
-	sink := &benchSink{w: out, cfg: &cfg}
+	var sink prover.Sink = &benchSink{w: out, cfg: &cfg}
+	if os.Getenv(execute.ResidentEnv) == "1" {
+		if outPath != "" || prof.cpu != "" || prof.mem != "" {
+			return usagef(cmd, "%s=1 (perfbot's resident protocol): each run's results and CPU profile are asked for on stdin; drop --out, --cpuprofile and --memprofile", execute.ResidentEnv)
+		}
+		sink = &residentSink{benchSink: sink.(*benchSink), in: bufio.NewScanner(cmd.InOrStdin())}
+	}
 	if err := prover.Run(cmd.Context(), cfg, sink); err != nil {
 		if errors.Is(err, prover.ErrBackend) {
 			return usagef(cmd, "%v", err) // a setup problem: exit 2, nothing written
@@ -216,6 +224,62 @@ func (s *benchSink) Start(info prover.Info) error {
 
 func (s *benchSink) Proof(p prover.ProofResult) error {
 	return prover.WriteProof(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, p.Index, p.Measurements)
+}
+
+// residentSink serves perfbot's resident protocol (runner/execute): it
+// says "#perfbot ready" once the keys and the backend are ready, then
+// proves a run for every "run" line on stdin ("run cpuprofile=PATH"
+// profiles that run alone), printing its results and "#perfbot done", or
+// "#perfbot failed REASON" when the run fails; stdin's end ends it.
+type residentSink struct {
+	*benchSink
+	in  *bufio.Scanner
+	cpu *os.File // the CPU profile of the current run
+}
+
+func (s *residentSink) Ready() error {
+	_, err := fmt.Fprintln(s.w, execute.ResidentReady)
+	return err
+}
+
+func (s *residentSink) Next() (bool, error) {
+	if !s.in.Scan() {
+		return false, s.in.Err()
+	}
+	req := strings.Fields(s.in.Text())
+	if len(req) == 0 || req[0] != "run" {
+		return false, fmt.Errorf("resident protocol: request %q: want \"run\" or \"run cpuprofile=PATH\"", s.in.Text())
+	}
+	for _, kv := range req[1:] {
+		path, ok := strings.CutPrefix(kv, "cpuprofile=")
+		if !ok {
+			continue // a request this version does not know: ignored
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return false, fmt.Errorf("create CPU profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return false, fmt.Errorf("start CPU profile: %w", err)
+		}
+		s.cpu = f
+	}
+	return true, nil
+}
+
+func (s *residentSink) Done(runErr error) error {
+	if s.cpu != nil {
+		pprof.StopCPUProfile()
+		runErr = errors.Join(runErr, s.cpu.Close())
+		s.cpu = nil
+	}
+	line := execute.ResidentDone
+	if runErr != nil {
+		line = execute.ResidentFailed + " " + strings.Join(strings.Fields(runErr.Error()), " ")
+	}
+	_, err := fmt.Fprintln(s.w, line)
+	return err
 }
 
 // atomicFile is written under a temporary name and renamed into place only
