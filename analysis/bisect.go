@@ -40,7 +40,7 @@ func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, loo
 		looks = FixedLooks(min(len(base), len(head)))
 	}
 	c := &comparer{opts: opts, looks: looks, shifts: make(map[Key]Shift)}
-	rows := []Row{c.row(key, base, head, floor)}
+	rows := []Row{c.row(key, base, head, nil, floor)}
 	c.adjust(rows)
 	c.decide(&rows[0],
 		&side{runs: SideRuns{Total: len(base), OK: len(base)}},

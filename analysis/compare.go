@@ -103,10 +103,11 @@ func Compare(in Input, opts Options) *Report {
 
 	for _, k := range c.keys {
 		bv, hv := base.series[k], head.series[k]
+		pairs := pairedLogRatios(bv, hv, base.rounds[k], head.rounds[k])
 		if bv == nil || hv == nil {
 			continue
 		}
-		r.Phases = append(r.Phases, c.row(k, bv, hv, NoiseFloor(in.History[k], opts)))
+		r.Phases = append(r.Phases, c.row(k, bv, hv, pairs, NoiseFloor(in.History[k], opts)))
 	}
 	r.HolmFamily = c.adjust(r.Phases)
 	for i := range r.Phases {
@@ -166,8 +167,9 @@ type side struct {
 	runs      SideRuns
 	failures  []Failure
 	// series holds, per key, one value per ok run that measured it, in
-	// run order.
+	// run order, and rounds the Run.Round of each.
 	series      map[Key][]float64
+	rounds      map[Key][]int
 	withSamples int // ok runs that carried at least one sample
 	nonFinite   int // NaN or infinite values dropped
 	otherRev    int // ok runs whose Revision is not rev
@@ -182,7 +184,7 @@ type side struct {
 
 // collect reduces runs to a side.
 func (c *comparer) collect(name, rev string, runs []Run) *side {
-	s := &side{name: name, rev: rev, series: make(map[Key][]float64), sim: make(map[Key][]float64)}
+	s := &side{name: name, rev: rev, series: make(map[Key][]float64), rounds: make(map[Key][]int), sim: make(map[Key][]float64)}
 	failureIndex := make(map[Failure]int)
 	for _, run := range runs {
 		if run.Tool != "" {
@@ -232,6 +234,7 @@ func (c *comparer) collect(name, rev string, runs []Run) *side {
 			vs := values[k]
 			slices.Sort(vs)
 			s.series[k] = append(s.series[k], median(vs))
+			s.rounds[k] = append(s.rounds[k], run.Round)
 		}
 	}
 	return s
@@ -277,7 +280,7 @@ func (c *comparer) onlyOne(base, head *side) (onlyBase, onlyHead []Key) {
 
 // row summarizes and tests one series. The verdict comes later, once the
 // p-values are adjusted.
-func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
+func (c *comparer) row(k Key, bv, hv, pairs []float64, floor Floor) Row {
 	th := c.opts.thresholds()
 	// NewSample sorts its slice in place: keep the run order in bv, hv.
 	bs := benchmath.NewSample(slices.Clone(bv), th)
@@ -297,6 +300,18 @@ func (c *comparer) row(k Key, bv, hv []float64, floor Floor) Row {
 	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
 	row.PValue = row.PRaw
 	row.Threshold, row.MDEPct = math.NaN(), math.NaN()
+	if c.opts.Paired && len(pairs) >= c.opts.MinRuns {
+		sh := pairedShiftOf(pairs, row.Base.Median, c.opts.Confidence)
+		row.Paired, row.PUnpaired = true, row.PRaw
+		row.PRaw, row.PValue = sh.p, sh.p
+		row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
+		row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
+		row.HeadValue = row.BaseValue + row.Shift
+		if c.shifts != nil {
+			c.shifts[k] = sh
+		}
+		return row
+	}
 	sh := hodgesLehmann(bv, hv, c.opts.Confidence)
 	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
 	row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
@@ -390,7 +405,7 @@ func (c *comparer) detectable(rows []Row) {
 			switch {
 			case finite(mde):
 				rows[i].MDEPct = math.Max(mde, rows[i].Floor.Pct)
-			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestUP(rows[i].Base.N, rows[i].Head.N) > now:
+			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestP(rows[i]) > now:
 				// No shift however large could be called with these
 				// runs: warnRows says so and how many it takes.
 				if c.blind == nil {

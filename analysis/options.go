@@ -39,6 +39,15 @@ type Options struct {
 	// tested at all (default 6: Mann-Whitney U cannot reach p < 0.05 with
 	// fewer than 4 runs a side, and a 95% interval of the median needs 6).
 	MinRuns int `json:"min_runs"`
+	// Paired decides each row on its rounds' own ratios: when base's and
+	// head's runs carry their round (Run.Round), a row whose values pair
+	// in at least MinRuns rounds is tested with Wilcoxon's signed-rank
+	// test of the rounds' log ratios, and its change is their
+	// Hodges–Lehmann estimate with its interval (Row.Paired); what a
+	// round's machine did to both of its runs cancels. benchstat's
+	// unpaired p stays in Row.PUnpaired, and the medians in Base and
+	// Head.
+	Paired bool `json:"paired,omitempty"`
 	// HigherBetterUnits lists units, beyond the rates that HigherIsBetter
 	// recognizes, whose higher values are better (benchfmt's
 	// "Unit U better=higher" metadata), such as "ipc".

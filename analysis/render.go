@@ -361,7 +361,11 @@ func reportLabeler(r *Report) func(Key) string {
 // methodLine says how rows were decided: the test, Holm's family, the
 // floor, and the looks with each one's nominal threshold.
 func methodLine(r *Report) string {
-	s := fmt.Sprintf("Mann-Whitney U (as benchstat), Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%), \"no change\" means its %.0f%% interval lies within the floor, and a side needs %d ok runs.",
+	test := "Mann-Whitney U (as benchstat)"
+	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
+		test = "Wilcoxon signed-rank of the rounds' log ratios (paired; Mann-Whitney U where a row's runs do not pair)"
+	}
+	s := fmt.Sprintf(test+", Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%), \"no change\" means its %.0f%% interval lies within the floor, and a side needs %d ok runs.",
 		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, r.Options.Confidence*100, r.Options.MinRuns)
 	if line := looksLine(r); line != "" {
 		s += " " + line
@@ -649,6 +653,12 @@ func formatDeltaInterval(lo, hi float64, unit string) string {
 
 // estimateLine says what Δ and the values beside it are.
 func estimateLine(r *Report) string {
+	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
+		return fmt.Sprintf("Paired by round: Δ is the Hodges–Lehmann estimate of the rounds' own head/base ratios with its %.0f%% interval, "+
+			"tested with Wilcoxon's signed-rank test, so what the machine did to both runs of a round cancels; base is the base's median and head is base moved by Δ "+
+			"(benchstat's unpaired medians and p: perfbot export --per-run).",
+			r.Options.Confidence*100)
+	}
 	return fmt.Sprintf("Δ is the change's Hodges–Lehmann estimate (the median of every head/base ratio) with its %.0f%% interval; base is the base's median and head is base moved by Δ, so the three never disagree (benchstat's own medians: perfbot export).",
 		r.Options.Confidence*100)
 }

@@ -228,8 +228,15 @@ type Row struct {
 	Shift   float64 `json:"shift"`
 	ShiftLo float64 `json:"shift_lo"`
 	ShiftHi float64 `json:"shift_hi"`
-	// PRaw is the Mann-Whitney U p-value, as benchstat prints it.
+	// PRaw is the Mann-Whitney U p-value, as benchstat prints it; for a
+	// Paired row, the signed-rank test's, and benchstat's is PUnpaired.
 	PRaw float64 `json:"p_raw"`
+	// Paired says the row was decided on its rounds' own ratios
+	// (Options.Paired): PRaw is Wilcoxon's signed-rank p-value of the
+	// rounds' log ratios, and the change their Hodges–Lehmann estimate
+	// with its interval.
+	Paired    bool    `json:"paired,omitempty"`
+	PUnpaired float64 `json:"p_unpaired,omitempty"`
 	// PValue is PRaw adjusted for the row's family (the primary units
 	// together; every other unit by itself) and for the looks: the
 	// largest p·α/threshold over Holm's steps up to the row's own, so

@@ -85,6 +85,11 @@ var Statuses = []Status{StatusOK, StatusBuildFailed, StatusCrashed, StatusTimedO
 type Run struct {
 	Revision string `json:"revision"` // full commit SHA
 	Status   Status `json:"status"`
+	// Round is the round the run was measured in, from 1, when the
+	// runner ran the sides in rounds (one run of each, back to back); 0
+	// when unknown. Options.Paired pairs base's and head's runs of one
+	// round.
+	Round int `json:"round,omitempty"`
 	// Tool is the tool the run ran under: "" for a timed run, ToolCallgrind
 	// for a run under valgrind's callgrind, whose samples are simulated
 	// instruction counts (see SimInstructionsUnit). Compare compares

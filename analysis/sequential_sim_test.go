@@ -119,8 +119,10 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 		run++
 		return r
 	}
+	round := 0
 	measure := func(n int) error {
 		for range n {
+			round++
 			// A random order within the round, as order: random.
 			if rng.IntN(2) == 0 {
 				base = append(base, oneRun(baseRev, 1))
@@ -129,6 +131,7 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 				head = append(head, oneRun(headRev, shift))
 				base = append(base, oneRun(baseRev, 1))
 			}
+			base[len(base)-1].Round, head[len(head)-1].Round = round, round
 		}
 		return nil
 	}
@@ -290,6 +293,44 @@ func TestSequentialAAFalseAlarmRateAtTheShippedDefaults(t *testing.T) {
 	if float64(alarms) > limit {
 		t.Errorf("%d false alarms in %d A/A comparisons at α = %v: more than the %.1f a family-wise rate of α allows (one-sided, level 0.8%%)",
 			alarms, total, a, limit)
+	}
+}
+
+// simPairedComparisons is how many A/A comparisons each world gets in the
+// paired analysis's simulation in make test (PERFBOT_SIM_FULL=1: 2,000).
+const simPairedComparisons = 150
+
+// TestPairedAAFalseAlarmRateAtTheShippedDefaults is the same simulation
+// with Options.Paired: the rounds' log ratios, Wilcoxon's signed-rank
+// test, the same looks and Holm family, the same limit.
+func TestPairedAAFalseAlarmRateAtTheShippedDefaults(t *testing.T) {
+	per := simPairedComparisons
+	if os.Getenv("PERFBOT_SIM_FULL") == "1" {
+		per = simComparisonsFull
+	} else if testing.Short() {
+		t.Skip("-short: the simulation takes a minute")
+	}
+	d := NewDesign(10, simShippedCap)
+	opts := DefaultOptions()
+	opts.Alpha, opts.Paired = simShippedAlpha, true
+	total, alarms := 0, 0
+	for wi, w := range simWorlds {
+		out := simulateMany(uint64(400+wi), per, w, 6, 1, d, opts)
+		tl := tallyOutcomes(out)
+		if !out[0].msmH.Paired {
+			t.Fatalf("%s: rows not paired", w.name)
+		}
+		t.Logf("%s (paired): %d of %d A/A comparisons raised a false alarm; median rounds %d", w.name, tl.alarms, len(out), tl.rounds[len(tl.rounds)/2])
+		total += len(out)
+		alarms += tl.alarms
+	}
+	n, a := float64(total), opts.Alpha
+	limit := n*a + 2.4*math.Sqrt(n*a*(1-a))
+	lo, hi := clopperPearson(alarms, total, 0.95)
+	t.Logf("all worlds (paired): %d of %d (%.2f%%, 95%% CI %.2f–%.2f%%) at α = %v, cap %d; the most a rate of α allows here: %.1f",
+		alarms, total, 100*float64(alarms)/n, 100*lo, 100*hi, a, simShippedCap, limit)
+	if float64(alarms) > limit {
+		t.Errorf("paired: %d false alarms in %d A/A comparisons at α = %v: more than the %.1f a rate of α allows", alarms, total, a, limit)
 	}
 }
 

@@ -34,6 +34,11 @@ type Shift struct {
 	// (logarithms, or values over the base median's magnitude), for
 	// intervals at other levels (halfWidth).
 	b, h []float64
+	// d are a paired shift's rounds' log ratios (pairedShiftOf), for its
+	// intervals at other levels; nil for an unpaired one. p is its
+	// signed-rank p-value.
+	d []float64
+	p float64
 }
 
 // hodgesLehmann returns the shift of head against base at the given
@@ -138,6 +143,13 @@ func (s Shift) toPct(d float64) float64 {
 // confidence, on the scale it was estimated on, or NaN when the samples
 // are too small for one.
 func (s Shift) halfWidth(confidence float64) float64 {
+	if s.d != nil {
+		r := signedRank(s.d, confidence)
+		if r.criticalLow < 0 {
+			return math.NaN()
+		}
+		return (r.Hi - r.Lo) / 2
+	}
 	m, n := len(s.b), len(s.h)
 	if m == 0 || n == 0 {
 		return math.NaN()

@@ -149,3 +149,57 @@ func signedRankCDF(n int) []float64 {
 	}
 	return p
 }
+
+// pairedLogRatios returns log(head/base) for every round in which both
+// sides have a value of a series, given each value's round (0: unknown,
+// never paired); nil when any paired value is not positive (no ratio), or
+// when the rounds are unknown.
+func pairedLogRatios(base, head []float64, baseRounds, headRounds []int) []float64 {
+	if len(baseRounds) != len(base) || len(headRounds) != len(head) {
+		return nil
+	}
+	byRound := make(map[int]float64, len(base))
+	for i, r := range baseRounds {
+		if r > 0 {
+			byRound[r] = base[i]
+		}
+	}
+	var d []float64
+	for i, r := range headRounds {
+		b, ok := byRound[r]
+		if r <= 0 || !ok {
+			continue
+		}
+		if !(b > 0 && head[i] > 0) {
+			return nil
+		}
+		d = append(d, math.Log(head[i]/b))
+	}
+	return d
+}
+
+// pairedShiftOf returns the Shift of the rounds' log ratios d: the
+// Hodges–Lehmann estimate of the ratio and its signed-rank interval, in
+// percent and, from the base's median, in the values' unit.
+func pairedShiftOf(d []float64, baseMedian, confidence float64) Shift {
+	r := signedRank(d, confidence)
+	s := Shift{Log: true, base: baseMedian, d: slices.Clone(d), p: r.P}
+	s.Pct, s.Lo, s.Hi = s.toPct(r.Est), math.Inf(-1), math.Inf(1)
+	s.AbsLo, s.AbsHi = math.Inf(-1), math.Inf(1)
+	if r.criticalLow >= 0 {
+		s.Lo, s.Hi = s.toPct(r.Lo), s.toPct(r.Hi)
+		s.AbsLo, s.AbsHi = s.toAbs(s.Lo), s.toAbs(s.Hi)
+	}
+	s.Abs = s.toAbs(s.Pct)
+	return s
+}
+
+// smallestP returns the smallest two-sided p-value row's test can give
+// its runs: Mann-Whitney U's, or for a paired row the signed-rank test's,
+// 2^(1−n) for n pairs that all move one way (n at most the smaller side).
+func smallestP(row Row) float64 {
+	if row.Paired {
+		return math.Min(1, math.Pow(2, 1-float64(min(row.Base.N, row.Head.N))))
+	}
+	return smallestUP(row.Base.N, row.Head.N)
+}

@@ -303,6 +303,11 @@ type Thresholds struct {
 	// pocock; default obrien-fleming, see analysis.Spendings). Like
 	// Order it is not part of Hash.
 	Spending string `json:"spending,omitempty"`
+	// Paired (paired: true) decides each row on its rounds' own ratios,
+	// head over base, with Wilcoxon's signed-rank test (analysis.Options
+	// Paired; docs/statistics.md). Off by default. Like Spending it
+	// decides verdicts, not what a run measures: not part of Hash.
+	Paired bool `json:"paired,omitempty"`
 }
 
 // Vars are the values of the variables perfbot expands in commands,
@@ -448,6 +453,7 @@ type (
 		MinChangePct *float64 `yaml:"min_change_pct"`
 		MinHistory   *int     `yaml:"min_history"`
 		Spending     *oneWord `yaml:"spending"`
+		Paired       *bool    `yaml:"paired"`
 	}
 )
 
@@ -663,6 +669,7 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			MinChangePct: floatOr(r.Thresholds.MinChangePct, 1.0),
 			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
 			Spending:     wordOr(r.Thresholds.Spending, analysis.SpendingOBrienFleming),
+			Paired:       r.Thresholds.Paired != nil && *r.Thresholds.Paired,
 		},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        wordOr(r.Order, OrderRandom),
@@ -982,7 +989,7 @@ func (c *Config) Hash() string {
 	}
 	// When runs happen (order) and how looks share α (spending) do not
 	// change what a run measures.
-	cp.Order, cp.Thresholds.Spending = "", ""
+	cp.Order, cp.Thresholds.Spending, cp.Thresholds.Paired = "", "", false
 	// Nor do α and the cap on runs: they decide verdicts and how many runs
 	// a comparison takes. They hash as the values they had when the hash
 	// was defined (the defaults until 2026-12-02, α 0.05 and 30), so that

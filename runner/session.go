@@ -129,6 +129,10 @@ type session struct {
 	// residents are the live processes of resident benchmarks, per side
 	// and benchmark; end closes them.
 	residents map[residentKey]*execute.Resident
+	// round counts the measured rounds so far: every run of round r is
+	// compared with Run.Round r, so that a paired analysis can pair
+	// base's and head's runs of one round.
+	round int
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
@@ -310,6 +314,9 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	}
 	run := res.Run
 	run.Revision = s.commit.SHA
+	if keep {
+		run.Round = ss.round
+	}
 	if run.Status != analysis.StatusOK {
 		ss.r.log().Warn("run failed", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "status", run.Status)
 	} else {
@@ -423,6 +430,9 @@ func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) 
 		sched = ss.warm
 	}
 	for range n {
+		if keep {
+			ss.round++
+		}
 		for i := range ss.cfg.Benchmarks {
 			for _, s := range sched.next(ss.cfg.Benchmarks[i].Name, sides) {
 				if s.build.Failed {
@@ -590,6 +600,7 @@ func (r *Runner) optionsFor(cfg *Config) analysis.Options {
 		MinChangePct: cfg.Thresholds.MinChangePct,
 		MinHistory:   cfg.Thresholds.MinHistory,
 		PrimaryUnits: cfg.PrimaryUnits,
+		Paired:       cfg.Thresholds.Paired,
 	}
 }
 

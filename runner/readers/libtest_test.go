@@ -77,14 +77,15 @@ func TestLibtestReadsARealBenchRunAndItsPlantedSlowdown(t *testing.T) {
 		stdout, _ := runTool(t, t.TempDir(), env, bin, "--bench")
 		return mustRead(t, r, Output{Stdout: stdout})
 	}
-	// Three runs a side, alternating: one run's median moves with a busy
-	// machine (make test runs packages side by side); the median of three
-	// alternated ones far less.
+	// Three runs a side, alternating, each benchmark's fastest kept: a
+	// busy machine (make test runs packages side by side) only ever adds
+	// time, and one run's value moved by ×1.6 under such load.
 	var base, slow []analysis.Sample
 	for range 3 {
 		base = append(base, run()...)
 		slow = append(slow, run("PERFBOT_SLOW=mix_1000")...)
 	}
+	base, slow = fastest(base), fastest(slow)
 	if k := keys(byKey(base)); len(k) != 3 {
 		t.Fatalf("keys %v, want tests/mix_1000 sec/op, tests/copy_4k sec/op and B/s", k)
 	}
@@ -92,4 +93,19 @@ func TestLibtestReadsARealBenchRunAndItsPlantedSlowdown(t *testing.T) {
 	if r, ok := changed["tests/mix_1000 sec/op"]; !ok || r < 1.5 || r > 3 {
 		t.Fatalf("sec/op changed beyond ×1.5 in %v, want tests/mix_1000 about ×2", changed)
 	}
+}
+
+// fastest keeps the smallest value of each key.
+func fastest(samples []analysis.Sample) []analysis.Sample {
+	best := map[analysis.Key]int{}
+	var out []analysis.Sample
+	for _, s := range samples {
+		if i, ok := best[s.Key]; !ok {
+			best[s.Key] = len(out)
+			out = append(out, s)
+		} else if s.Value < out[i].Value {
+			out[i] = s
+		}
+	}
+	return out
 }
