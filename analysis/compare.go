@@ -300,19 +300,14 @@ func (c *comparer) row(k Key, bv, hv, pairs []float64, floor Floor) Row {
 	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
 	row.PValue = row.PRaw
 	row.Threshold, row.MDEPct = math.NaN(), math.NaN()
+	var sh Shift
 	if c.opts.Paired && len(pairs) >= c.opts.MinRuns {
-		sh := pairedShiftOf(pairs, row.Base.Median, c.opts.Confidence)
+		sh = pairedShiftOf(pairs, row.Base.Median, c.opts.Confidence)
 		row.Paired, row.PUnpaired = true, row.PRaw
 		row.PRaw, row.PValue = sh.p, sh.p
-		row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
-		row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
-		row.HeadValue = row.BaseValue + row.Shift
-		if c.shifts != nil {
-			c.shifts[k] = sh
-		}
-		return row
+	} else {
+		sh = hodgesLehmann(bv, hv, c.opts.Confidence)
 	}
-	sh := hodgesLehmann(bv, hv, c.opts.Confidence)
 	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
 	row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
 	row.HeadValue = row.BaseValue + row.Shift

@@ -265,35 +265,7 @@ const (
 // size (6,000 comparisons) a true rate of 1.5α fails it 89 times in 100;
 // at make test's 1,200, a rate of 2α fails it 79 times in 100.
 func TestSequentialAAFalseAlarmRateAtTheShippedDefaults(t *testing.T) {
-	per := simComparisons
-	if os.Getenv("PERFBOT_SIM_FULL") == "1" {
-		per = simComparisonsFull
-	} else if testing.Short() {
-		t.Skip("-short: the simulation takes a minute")
-	}
-	d := NewDesign(10, simShippedCap)
-	opts := DefaultOptions()
-	opts.Alpha = simShippedAlpha
-	total, alarms := 0, 0
-	for wi, w := range simWorlds {
-		out := simulateMany(uint64(100+wi), per, w, 6, 1, d, opts)
-		tl := tallyOutcomes(out)
-		k, rounds := tl.alarms, tl.rounds
-		lo, hi := clopperPearson(k, len(out), 0.95)
-		t.Logf("%s: %d of %d A/A comparisons raised a false alarm (%.2f%%, 95%% CI %.2f–%.2f%%); median rounds %d",
-			w.name, k, len(out), 100*float64(k)/float64(len(out)), 100*lo, 100*hi, rounds[len(rounds)/2])
-		total += len(out)
-		alarms += k
-	}
-	n, a := float64(total), opts.Alpha
-	limit := n*a + 2.4*math.Sqrt(n*a*(1-a))
-	lo, hi := clopperPearson(alarms, total, 0.95)
-	t.Logf("all worlds: %d of %d (%.2f%%, 95%% CI %.2f–%.2f%%) at α = %v, cap %d; the most a rate of α allows here: %.1f",
-		alarms, total, 100*float64(alarms)/n, 100*lo, 100*hi, a, simShippedCap, limit)
-	if float64(alarms) > limit {
-		t.Errorf("%d false alarms in %d A/A comparisons at α = %v: more than the %.1f a family-wise rate of α allows (one-sided, level 0.8%%)",
-			alarms, total, a, limit)
-	}
+	checkAAFalseAlarmRate(t, false, simComparisons, 100)
 }
 
 // simPairedComparisons is how many A/A comparisons each world gets in the
@@ -304,33 +276,47 @@ const simPairedComparisons = 150
 // with Options.Paired: the rounds' log ratios, Wilcoxon's signed-rank
 // test, the same looks and Holm family, the same limit.
 func TestPairedAAFalseAlarmRateAtTheShippedDefaults(t *testing.T) {
-	per := simPairedComparisons
+	checkAAFalseAlarmRate(t, true, simPairedComparisons, 400)
+}
+
+// checkAAFalseAlarmRate simulates per A/A comparisons in every world
+// (simComparisonsFull with PERFBOT_SIM_FULL=1) at the shipped defaults,
+// paired or not, seeded from seed, and fails above the limit the tests
+// above describe.
+func checkAAFalseAlarmRate(t *testing.T, paired bool, per int, seed uint64) {
 	if os.Getenv("PERFBOT_SIM_FULL") == "1" {
 		per = simComparisonsFull
 	} else if testing.Short() {
 		t.Skip("-short: the simulation takes a minute")
 	}
+	label := "unpaired"
+	if paired {
+		label = "paired"
+	}
 	d := NewDesign(10, simShippedCap)
 	opts := DefaultOptions()
-	opts.Alpha, opts.Paired = simShippedAlpha, true
+	opts.Alpha, opts.Paired = simShippedAlpha, paired
 	total, alarms := 0, 0
 	for wi, w := range simWorlds {
-		out := simulateMany(uint64(400+wi), per, w, 6, 1, d, opts)
-		tl := tallyOutcomes(out)
-		if !out[0].msmH.Paired {
-			t.Fatalf("%s: rows not paired", w.name)
+		out := simulateMany(seed+uint64(wi), per, w, 6, 1, d, opts)
+		if out[0].msmH.Paired != paired {
+			t.Fatalf("%s: rows paired %v, want %v", w.name, out[0].msmH.Paired, paired)
 		}
-		t.Logf("%s (paired): %d of %d A/A comparisons raised a false alarm; median rounds %d", w.name, tl.alarms, len(out), tl.rounds[len(tl.rounds)/2])
+		tl := tallyOutcomes(out)
+		lo, hi := clopperPearson(tl.alarms, len(out), 0.95)
+		t.Logf("%s (%s): %d of %d A/A comparisons raised a false alarm (%.2f%%, 95%% CI %.2f–%.2f%%); median rounds %d",
+			w.name, label, tl.alarms, len(out), 100*float64(tl.alarms)/float64(len(out)), 100*lo, 100*hi, tl.rounds[len(tl.rounds)/2])
 		total += len(out)
 		alarms += tl.alarms
 	}
 	n, a := float64(total), opts.Alpha
 	limit := n*a + 2.4*math.Sqrt(n*a*(1-a))
 	lo, hi := clopperPearson(alarms, total, 0.95)
-	t.Logf("all worlds (paired): %d of %d (%.2f%%, 95%% CI %.2f–%.2f%%) at α = %v, cap %d; the most a rate of α allows here: %.1f",
-		alarms, total, 100*float64(alarms)/n, 100*lo, 100*hi, a, simShippedCap, limit)
+	t.Logf("all worlds (%s): %d of %d (%.2f%%, 95%% CI %.2f–%.2f%%) at α = %v, cap %d; the most a rate of α allows here: %.1f",
+		label, alarms, total, 100*float64(alarms)/n, 100*lo, 100*hi, a, simShippedCap, limit)
 	if float64(alarms) > limit {
-		t.Errorf("paired: %d false alarms in %d A/A comparisons at α = %v: more than the %.1f a rate of α allows", alarms, total, a, limit)
+		t.Errorf("%s: %d false alarms in %d A/A comparisons at α = %v: more than the %.1f a family-wise rate of α allows (one-sided, level 0.8%%)",
+			label, alarms, total, a, limit)
 	}
 }
 
