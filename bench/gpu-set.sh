@@ -26,6 +26,8 @@
 #              the cap takes about 5 minutes)
 #   WORK       where the build and the data live between calls on one host
 #              (default /tmp/perfbot-gpu-set)
+#   PAIRED     1: thresholds.paired (the rounds' own ratios decide;
+#              docs/statistics.md); the result lines say paired=1
 #   CUDA_ARCH  default sm_90
 set -uo pipefail
 kind=${1:?usage: bench/gpu-set.sh KIND N RESULTS}
@@ -41,7 +43,7 @@ esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 perfbot=$top/build/go/perfbot
 [ -x "$perfbot" ] || { echo "gpu-set: no $perfbot: build it first (see the header)" >&2; exit 2; }
-work=${WORK:-/tmp/perfbot-gpu-set}
+work=${WORK:-/tmp/perfbot-gpu-set${PAIRED:+-paired$PAIRED}}
 repo=$work/repo
 arch=${CUDA_ARCH:-sm_90}
 if [ ! -d "$repo/.git" ]; then
@@ -68,6 +70,7 @@ order: random
 thresholds:
   alpha: 0.01
   min_change_pct: 1.0
+$( [ "${PAIRED:-0}" = 1 ] && echo "  paired: true" )
 YML
 	git -C "$repo" init -q
 	git -C "$repo" add -A
@@ -77,7 +80,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 t0=$(date +%s)
 touch "$results"
 while :; do
-	done_n=$(grep -c "kind=$kind " "$results" || true)
+	done_n=$(grep -c "kind=$kind paired=${PAIRED:-0} " "$results" || true)
 	if [ "$done_n" -ge "$want" ]; then
 		echo "gpu-set: $kind: $done_n of $want done"
 		exit 0
@@ -98,7 +101,7 @@ while :; do
 		tail -5 "$work/compare.log" >&2
 		exit "$rc"
 	fi
-	KIND=$kind GPU="$gpu" SECS=$secs python3 - "$work/report.json" >> "$results" <<'PY'
+	KIND=$kind GPU="$gpu" SECS=$secs PAIRED=${PAIRED:-0} python3 - "$work/report.json" >> "$results" <<'PY'
 import json, os, sys, datetime
 r = json.load(open(sys.argv[1]))
 kind = os.environ["KIND"]
@@ -116,8 +119,8 @@ for a in r.get("attribution") or []:
         if ph.get("phase") == planted and ph.get("share_pct") is not None:
             share = " share=%.1f%%" % ph["share_pct"]
 alarms = [k for k, p in rows.items() if p["verdict"] in ("regression", "improvement")]
-print("%s gpu=%r kind=%s verdict=%s rounds=%d secs=%s %s %s%s alarms=%s" % (
-    datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), os.environ["GPU"], kind,
+print("%s gpu=%r kind=%s paired=%s verdict=%s rounds=%d secs=%s %s %s%s alarms=%s" % (
+    datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), os.environ["GPU"], kind, os.environ.get("PAIRED", "0"),
     r["verdict"], r["runs"]["base"]["total"], os.environ["SECS"],
     cell(planted) if planted else "", cell("total"), share, ",".join(sorted(alarms)) or "none"))
 PY
