@@ -406,7 +406,9 @@ func (r *Resident) fail(status analysis.Status, why string) Result {
 	tail, cut, _ := readTail(r.stderr, cmp.Or(r.spec.StderrTail, DefaultStderrTail))
 	r.release()
 	detail := why
-	if r.state != nil && !strings.Contains(why, "within the") {
+	if r.state != nil && status != analysis.StatusTimedOut {
+		// A timed-out process was killed by perfbot: its state says
+		// nothing the reason does not.
 		detail = fmt.Sprintf("%s (%s)", why, r.state)
 	}
 	return Result{Run: analysis.Run{Status: status, Detail: withStderr(detail, tail, cut)}, StderrTail: tail}
