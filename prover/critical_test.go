@@ -100,7 +100,14 @@ func runOf(rev string, ms []Measurement) analysis.Run {
 // msm_h +50% is on the critical path and takes total's change; the G2
 // MSM made 3× slower stays shorter than the G1 branch, so it is reported
 // slower, off the critical path, and charged nothing.
-func checkPlantedAttribution(t *testing.T, eng offloader) {
+//
+// With idle the G2 plant is a sleep of a sixth of the slack between the
+// two branches rather than a spin of twice the G2 MSM: the CPU backend's
+// G1 MSMs share the host's cores with it, so on a 2-core machine a spin
+// slows the G1 branch too and the G2 MSM's own time swings with the
+// scheduler (in a CI run base's median was 13.4 ms against 6.8 in the
+// warm-up, and a +200% spin came out +116%, inconclusive).
+func checkPlantedAttribution(t *testing.T, eng offloader, idle bool) {
 	prove, pk := plantedFixture(t, newMeter(), 1<<12)
 	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5}
 	// Warm-ups (the GPU keeps the key's points from the first on); the
@@ -113,9 +120,12 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	if side == 0 || branch <= side {
 		t.Fatalf("warm-up: G1 MSMs %v, the G2 MSM beside them %v; want the G1 branch the longer", branch, side)
 	}
-	head.g2Extra = min(2*side, (branch-side)/2)
+	head.g2Extra, head.g2Idle = min(2*side, (branch-side)/2), idle
+	if idle {
+		head.g2Extra = (branch - side) / 6
+	}
 	plantedPct := 100 * head.g2Extra.Seconds() / side.Seconds()
-	t.Logf("warm-up: G1 branch %v, G2 %v; the G2 MSM's spin %v (+%.0f%%)", branch, side, head.g2Extra, plantedPct)
+	t.Logf("warm-up: G1 branch %v, G2 %v; the G2 MSM's plant %v (+%.0f%%, idle %v)", branch, side, head.g2Extra, plantedPct, idle)
 	var base, headRuns []analysis.Run
 	for range 10 {
 		base = append(base, runOf("base", prove(eng)))
@@ -134,8 +144,11 @@ func checkPlantedAttribution(t *testing.T, eng offloader) {
 	if v := verdict("msm_h").Verdict; v != analysis.VerdictRegression {
 		t.Errorf("msm_h %s, want the planted regression", v)
 	}
-	if row := verdict("msm_b2"); row.Verdict != analysis.VerdictRegression || row.Change() < plantedPct/2 {
-		t.Errorf("msm_b2 %s %+.0f%%, want the planted regression (about %+.0f%%)", row.Verdict, row.Change(), plantedPct)
+	// The plant is checked in time, not in percent: the G2 MSM's own time
+	// under load can be twice the warm-up's.
+	if row := verdict("msm_b2"); row.Verdict != analysis.VerdictRegression || row.Head.Median-row.Base.Median < head.g2Extra.Seconds()/2 {
+		t.Errorf("msm_b2 %s %.1f → %.1f ms, want the planted regression (about %+.1f ms)", row.Verdict,
+			row.Base.Median*1e3, row.Head.Median*1e3, head.g2Extra.Seconds()*1e3)
 	}
 	if v := verdict("msm_b2_wait").Verdict; v != analysis.VerdictWait {
 		t.Errorf("msm_b2_wait %s, want wait", v)
@@ -324,7 +337,7 @@ func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("21 proofs at 2^12")
 	}
-	checkPlantedAttribution(t, overlapping{})
+	checkPlantedAttribution(t, overlapping{}, true)
 }
 
 func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathGPU(t *testing.T) {
@@ -343,5 +356,5 @@ func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathGPU(t *testing.T) {
 		t.Fatalf("the CUDA library is there but does not work: %v", err)
 	}
 	defer eng.Close()
-	checkPlantedAttribution(t, eng)
+	checkPlantedAttribution(t, eng, false)
 }

@@ -170,6 +170,7 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	goodP := &probe{commit: good, name: "good"}
 	badP := &probe{commit: bad, name: "bad", position: len(commits)}
 	ends := []*probe{goodP, badP}
+	probes := map[string]*probe{good.SHA: goodP, bad.SHA: badP}
 	if err := b.resolveKey(ctx, goodP, badP); err != nil {
 		return nil, err
 	}
@@ -203,6 +204,7 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 			break
 		}
 		p := &probe{commit: commits[i], name: fmt.Sprintf("probe %d", step), position: i + 1, step: step}
+		probes[p.commit.SHA] = p
 		pr, err := b.probe(ctx, p, goodVals, badVals)
 		if err != nil {
 			return nil, err
@@ -228,11 +230,18 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 			rep.Candidates = append(rep.Candidates, bisectCommit(commits[i]))
 		}
 	}
-	comparison, id, err := b.compare(ctx, lastGood, firstBad, hist)
+	comparison, id, err := b.confirm(ctx, probes[lastGood.SHA], probes[firstBad.SHA], hist)
 	if err != nil {
 		return nil, err
 	}
 	rep.Comparison = comparison
+	// The confirmation may have measured the two neighbours further: their
+	// entries count those runs too.
+	for i, pr := range rep.Probes {
+		if sha := pr.Commit.SHA; sha == lastGood.SHA || sha == firstBad.SHA {
+			rep.Probes[i] = probes[sha].report(b.key)
+		}
+	}
 	rep.Reproduce = b.reproduce(good, bad, lastGood, firstBad)
 	rep.Warnings = b.warnings(rep, uncertain)
 	res := &BisectResult{
@@ -773,9 +782,48 @@ func (b *bisection) runsFailed(p *probe) string {
 	return fmt.Sprintf("no run measured %s (%s)", b.key, strings.Join(parts, ", "))
 }
 
+// confirm compares the first bad commit with the last good one, as
+// Compare does, and stores the comparison. While the searched series is
+// unsettled in it (the probes classed each commit against the ends; this
+// is the two neighbours' own test) both get more interleaved rounds, a
+// batch at a time up to the cap, and each look tests at its share of α,
+// as Compare's do: one slow run of six must not leave the bisection's
+// answer "inconclusive" where more runs would settle it.
+func (b *bisection) confirm(ctx context.Context, lastGood, firstBad *probe, hist map[analysis.Key][]float64) (*analysis.Report, int64, error) {
+	pair := []*probe{lastGood, firstBad}
+	runs := func() int { return min(len(lastGood.values(b.key)), len(firstBad.values(b.key))) }
+	var looks []int
+	for {
+		n := runs()
+		looks = append(looks, n)
+		rep, inputs, err := b.compare(ctx, lastGood.commit, firstBad.commit, hist, analysis.Looks{Runs: looks, Max: max(b.maxCount, n)})
+		if err != nil {
+			return nil, 0, err
+		}
+		settled := true
+		for _, row := range rep.Phases {
+			if row.Key == b.key && row.NeedMoreRuns() {
+				settled = false
+			}
+		}
+		if !settled && n < b.maxCount {
+			b.r.log().Info("first bad against last good unsettled: adding runs", "rounds", min(b.batch, b.maxCount-n), "so_far", n, "cap", b.maxCount)
+			if err := b.fill(ctx, pair, min(b.maxCount, n+b.batch)); err != nil {
+				return nil, 0, err
+			}
+			if runs() > n {
+				continue
+			}
+		}
+		id, err := b.save(ctx, lastGood.commit, firstBad.commit, rep, inputs)
+		return rep, id, err
+	}
+}
+
 // compare compares every series of firstBad's stored runs against
-// lastGood's, as Compare does, and stores the comparison.
-func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, hist map[analysis.Key][]float64) (*analysis.Report, int64, error) {
+// lastGood's, as Compare does, at the looks so far; it returns the
+// report and its inputs, for save.
+func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, hist map[analysis.Key][]float64, looks analysis.Looks) (*analysis.Report, []byte, error) {
 	side := func(c workspace.Commit) ([]analysis.Run, []int64, error) {
 		recs, err := b.r.Store.Runs(ctx, store.RunQuery{
 			Repo: b.ws.Source(), Commits: []string{c.SHA}, ConfigHash: b.hash, Machine: b.machine, Status: analysis.StatusOK,
@@ -795,37 +843,42 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 	}
 	base, baseIDs, err := side(lastGood)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	head, headIDs, err := side(firstBad)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	env := analysisEnv(b.ss.env)
 	rep := analysis.Compare(analysis.Input{
 		BaseRev: lastGood.SHA, HeadRev: firstBad.SHA, Base: base, Head: head,
-		History: hist, BaseEnv: env, HeadEnv: env, ConfigSource: b.source,
+		History: hist, BaseEnv: env, HeadEnv: env, ConfigSource: b.source, Looks: looks,
 	}, b.opts)
-	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, rep, analysis.RenderContext{}); err != nil {
-		return nil, 0, err
-	}
-	reportJSON, err := json.Marshal(rep)
-	if err != nil {
-		return nil, 0, fmt.Errorf("encode report: %w", err)
-	}
 	inputs, _ := json.Marshal(map[string]any{
 		"config_hash": b.hash, "machine": b.machine, "base_runs": nonNilIDs(baseIDs), "head_runs": nonNilIDs(headIDs),
 		"bisect": map[string]any{"key": b.key, "all_commits": b.req.AllCommits},
 	})
+	return rep, inputs, nil
+}
+
+// save stores the comparison of firstBad against lastGood.
+func (b *bisection) save(ctx context.Context, lastGood, firstBad workspace.Commit, rep *analysis.Report, inputs []byte) (int64, error) {
+	var md bytes.Buffer
+	if err := analysis.RenderMarkdown(&md, rep, analysis.RenderContext{}); err != nil {
+		return 0, err
+	}
+	reportJSON, err := json.Marshal(rep)
+	if err != nil {
+		return 0, fmt.Errorf("encode report: %w", err)
+	}
 	id, err := b.r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: b.ws.Source(), BaseSHA: lastGood.SHA, HeadSHA: firstBad.SHA, CreatedAt: time.Now(),
 		Verdict: string(rep.Verdict), Inputs: string(inputs), Report: string(reportJSON), Markdown: md.String(),
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("store comparison: %w", err)
+		return 0, fmt.Errorf("store comparison: %w", err)
 	}
-	return rep, id, nil
+	return id, nil
 }
 
 func nonNilIDs(ids []int64) []int64 {
