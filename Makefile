@@ -13,7 +13,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test bench bench-tradeoff fuzz lint fmt clean cuda cuda-host-check
+.PHONY: all build compare test bench bench-tradeoff fuzz chaos lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -81,12 +81,21 @@ FUZZTIME ?= 60s
 FUZZ_TARGETS = ./github/webhook:FuzzParseCommand ./github/webhook:FuzzHandlerSignedBodies \
 	./store:FuzzParseDSN ./runner:FuzzParseConfig ./runner/execute:FuzzParseOutput \
 	./runner/readers:FuzzGbench ./runner/readers:FuzzCriterion ./runner/readers:FuzzLibtest \
-	./runner/readers:FuzzHyperfine ./runner/readers:FuzzLines
+	./runner/readers:FuzzHyperfine ./runner/readers:FuzzLines \
+	./analysis:FuzzSplitName ./cmd/perfbot:FuzzLoadBotConfig
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn ($$pkg) for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
+
+# The chaos soak at full size (RELIABILITY.md): perfbot serve and three
+# workers as processes over a PostgreSQL of the test's own, about 1,100
+# signed deliveries to 110 pull requests, 10 worker kills, 2 serve kills,
+# 3 database restarts and 4 spells of GitHub faults; make test runs its
+# short form (about 30 s).
+chaos:
+	PERFBOT_CHAOS=full PERFBOT_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 12m -run '^TestChaosSoak$$' -v ./cmd/perfbot
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

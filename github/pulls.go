@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // A PullRequest is what perfbot needs to know about a pull request to
@@ -28,6 +29,9 @@ type PullRequest struct {
 
 	CloneURL string // the base repository's clone URL
 	HTMLURL  string
+	// UpdatedAt is GitHub's updated_at: of two heads of the pull request
+	// queued for comparison, the later wins (store/queue).
+	UpdatedAt time.Time
 }
 
 // PullRequest returns pull request number in repo. A pull request that
@@ -40,19 +44,20 @@ func (c *Client) PullRequest(ctx context.Context, repo Repo, number int) (*PullR
 	}
 	base, head := pr.GetBase(), pr.GetHead()
 	out := &PullRequest{
-		Repo:     repo,
-		Number:   pr.GetNumber(),
-		Title:    pr.GetTitle(),
-		State:    pr.GetState(),
-		Draft:    pr.GetDraft(),
-		Merged:   pr.GetMerged(),
-		Author:   pr.GetUser().GetLogin(),
-		BaseRef:  base.GetRef(),
-		BaseSHA:  base.GetSHA(),
-		HeadRef:  head.GetRef(),
-		HeadSHA:  head.GetSHA(),
-		CloneURL: base.GetRepo().GetCloneURL(),
-		HTMLURL:  pr.GetHTMLURL(),
+		Repo:      repo,
+		Number:    pr.GetNumber(),
+		Title:     pr.GetTitle(),
+		State:     pr.GetState(),
+		Draft:     pr.GetDraft(),
+		Merged:    pr.GetMerged(),
+		Author:    pr.GetUser().GetLogin(),
+		BaseRef:   base.GetRef(),
+		BaseSHA:   base.GetSHA(),
+		HeadRef:   head.GetRef(),
+		HeadSHA:   head.GetSHA(),
+		CloneURL:  base.GetRepo().GetCloneURL(),
+		HTMLURL:   pr.GetHTMLURL(),
+		UpdatedAt: pr.GetUpdatedAt().Time,
 	}
 	if head.GetRepo() == nil {
 		out.Fork = true // the head repository was deleted

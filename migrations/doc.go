@@ -8,5 +8,10 @@
 // PR comment reported, 00007 a run key on samples, 00008 the spans of a
 // run's phases, 00009_sessions.sql the sessions (one compare, baseline or
 // bisect attempt) a run belongs to, so that the runs of an attempt that was
-// killed are kept but never reused as a baseline.
+// killed are kept but never reused as a baseline, 00010_pull_heads.sql the
+// newest head of each pull request, which serialises the job queue's
+// inserts for one pull request (the table is written on PostgreSQL only,
+// where the queue lives), and 00011_comparison_session.sql the session
+// that made each comparison, so that a retried job publishes what an
+// earlier attempt stored instead of measuring again.
 package migrations

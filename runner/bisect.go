@@ -874,6 +874,7 @@ func (b *bisection) save(ctx context.Context, lastGood, firstBad workspace.Commi
 	id, err := b.r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: b.ws.Source(), BaseSHA: lastGood.SHA, HeadSHA: firstBad.SHA, CreatedAt: time.Now(),
 		Verdict: string(rep.Verdict), Inputs: string(inputs), Report: string(reportJSON), Markdown: md.String(),
+		SessionID: b.ss.id,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store comparison: %w", err)

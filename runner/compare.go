@@ -261,7 +261,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
 		Verdict: string(report.Verdict), Inputs: string(inputs), Report: string(reportJSON),
-		Markdown: md.String(),
+		Markdown: md.String(), SessionID: ss.id,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store comparison: %w", err)

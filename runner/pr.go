@@ -122,6 +122,7 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 		mu   sync.Mutex
 		last time.Time
 	)
+	progress := &progressSender{send: func(c Check) { publish("progress", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, c)) }}
 	onProgress := func(p Progress) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -133,9 +134,7 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 		if p.Left > 0 {
 			title += fmt.Sprintf(", about %s left", p.Left.Round(time.Second))
 		}
-		publish("progress", pub.SetCheck(pubCtx, pr.Repo, pr.HeadSHA, Check{
-			Status: CheckInProgress, Title: title, Summary: "Comparing " + what + ".",
-		}))
+		progress.post(Check{Status: CheckInProgress, Title: title, Summary: "Comparing " + what + "."})
 	}
 
 	req := CompareRequest{Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress}
@@ -145,6 +144,8 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 		req.Timeout = time.Until(dl)
 	}
 	res, err := r.Compare(ctx, req)
+	// The last progress update lands before the final check, never after.
+	progress.wait()
 	if err != nil {
 		return nil, publishFailure(pubCtx, ctx, log, pub, pr, err)
 	}
@@ -261,3 +262,49 @@ func truncate(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// progressSender posts a check's progress updates off the measuring
+// goroutine: a slow or failing GitHub (a 502 retried with backoff for ten
+// seconds, a rate limit) must not stall the runs between which it is
+// called, nor change what they measure. One update is in flight at a
+// time; while it is, a newer one replaces any waiting, so the latest
+// always lands and stale ones are dropped.
+type progressSender struct {
+	send    func(Check)
+	mu      sync.Mutex
+	pending *Check
+	running bool
+	done    sync.WaitGroup
+}
+
+func (s *progressSender) post(c Check) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = &c
+	if s.running {
+		return
+	}
+	s.running = true
+	s.done.Add(1)
+	go s.loop()
+}
+
+func (s *progressSender) loop() {
+	defer s.done.Done()
+	for {
+		s.mu.Lock()
+		c := s.pending
+		s.pending = nil
+		if c == nil {
+			s.running = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		s.send(*c)
+	}
+}
+
+// wait returns once no update is in flight or waiting; call it after the
+// last post.
+func (s *progressSender) wait() { s.done.Wait() }

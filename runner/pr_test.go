@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,16 +104,20 @@ func TestPullRequestPublishesARegressionAsAFailedCheckAndOneSummary(t *testing.T
 	if len(checks) < 3 || checks[0].Status != CheckInProgress {
 		t.Fatalf("checks %+v; want in_progress first, progress updates, then completed", checks)
 	}
-	// With ProgressEvery 1ns every run is reported: 1 warm-up and 8
-	// measured runs a side.
-	progress := 0
+	// With ProgressEvery 1ns every run is offered (1 warm-up and 8
+	// measured runs a side); updates are posted off the measuring
+	// goroutine, one at a time, the latest replacing any waiting: in
+	// order, the last one the 18th, before the final check.
+	var progress []int
 	for _, c := range checks[1 : len(checks)-1] {
-		if c.Status == CheckInProgress && strings.HasPrefix(c.Title, "Measuring: run ") {
-			progress++
+		var n, of int
+		if _, err := fmt.Sscanf(c.Title, "Measuring: run %d of %d", &n, &of); c.Status != CheckInProgress || err != nil || of != 18 {
+			t.Errorf("check update %+v between the first and the last; want a progress update of 18 runs", c)
 		}
+		progress = append(progress, n)
 	}
-	if progress != 18 {
-		t.Errorf("%d progress updates, want 18 (one per run)", progress)
+	if len(progress) == 0 || len(progress) > 18 || progress[len(progress)-1] != 18 || !slices.IsSorted(progress) {
+		t.Errorf("progress updates of runs %v; want some, rising, ending at 18", progress)
 	}
 	final := checks[len(checks)-1]
 	if final.Status != CheckCompleted || final.Conclusion != ConclusionFailure || !strings.HasPrefix(final.Title, "Regression. ") ||
@@ -282,5 +287,59 @@ func TestPullRequestReturnsTheStoredResultWhenPublishingFails(t *testing.T) {
 	stored, err := r.Store.(*store.DB).Comparison(context.Background(), res.ComparisonID)
 	if err != nil || stored.Markdown != res.Markdown {
 		t.Errorf("stored comparison %v, %v; want the same markdown to publish later", stored, err)
+	}
+}
+
+// blockingPublisher holds its first progress update until every run of
+// the comparison is stored (or 30 s pass): were updates posted on the
+// measuring goroutine, no run could be stored meanwhile.
+type blockingPublisher struct {
+	*recorder
+	stored  func() int
+	want    int
+	blocked bool
+	waited  time.Duration
+	gotAll  bool
+}
+
+func (p *blockingPublisher) SetCheck(ctx context.Context, repo, sha string, c Check) error {
+	if c.Status == CheckInProgress && strings.HasPrefix(c.Title, "Measuring: ") && !p.blocked {
+		p.blocked = true
+		start := time.Now()
+		for time.Since(start) < 30*time.Second && !p.gotAll {
+			p.gotAll = p.stored() >= p.want
+			time.Sleep(10 * time.Millisecond)
+		}
+		p.waited = time.Since(start)
+	}
+	return p.recorder.SetCheck(ctx, repo, sha, c)
+}
+
+// TestASlowGitHubDoesNotStallTheRuns: a progress update that GitHub
+// holds (a 502 retried with backoff, a rate limit) does not hold the
+// measurement; the final check still comes after every progress update.
+func TestASlowGitHubDoesNotStallTheRuns(t *testing.T) {
+	t.Parallel()
+	repo := workspacetest.New(t)
+	base := repo.Commit(t, "base", map[string]string{".perfbot.yml": valueConfig(8), "value": "1000\n"})
+	head := repo.Commit(t, "slower a", map[string]string{"value": "1300\n"})
+	r := newPRRunner(t)
+	pub := &blockingPublisher{recorder: newRecorder(), want: 16, stored: func() int {
+		runs, err := r.Store.Runs(context.Background(), store.RunQuery{})
+		if err != nil {
+			return 0
+		}
+		return len(runs)
+	}}
+	pr := PullRequest{Repo: "o/r", Number: 7, Source: repo.Dir, BaseSHA: base, HeadSHA: head, Attempt: 1, FinalAttempt: true, ProgressEvery: time.Nanosecond}
+	if _, err := r.PullRequest(context.Background(), pub, pr); err != nil {
+		t.Fatal(err)
+	}
+	if !pub.gotAll {
+		t.Fatalf("the runs did not all finish while a progress update was held (%s): progress blocks the measurement", pub.waited.Round(time.Millisecond))
+	}
+	checks := pub.checks[head]
+	if final := checks[len(checks)-1]; final.Status != CheckCompleted {
+		t.Errorf("last check update %+v; want the completed check after every progress update", final)
 	}
 }

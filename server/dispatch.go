@@ -59,7 +59,9 @@ func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (webhook.H
 		return webhook.Handled{Ignored: reason}, nil
 	}
 	var done webhook.Handled
+	var c committed
 	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error {
+		c = committed{}
 		first, err := tx.FirstSeen(ctx, e.DeliveryID())
 		if err != nil {
 			return err
@@ -68,15 +70,41 @@ func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (webhook.H
 			done.Duplicate = true
 			return nil
 		}
-		return d.handle(ctx, tx, e)
+		return d.handle(ctx, tx, e, &c)
 	})
+	if err == nil {
+		c.flush()
+	}
 	return done, err
 }
 
 // Handle implements webhook.Sink: the event's jobs commit together,
 // without a delivery record.
 func (d *Dispatcher) Handle(ctx context.Context, e webhook.Event) error {
-	return d.Queue.InTx(ctx, func(tx *queue.Tx) error { return d.handle(ctx, tx, e) })
+	var c committed
+	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error {
+		c = committed{}
+		return d.handle(ctx, tx, e, &c)
+	})
+	if err == nil {
+		c.flush()
+	}
+	return err
+}
+
+// committed holds what a delivery's transaction has to say, said once it
+// commits: a "comparison queued" line must not belong to a delivery that
+// then rolled back and was answered 500.
+type committed struct{ lines []func() }
+
+func (c *committed) info(log *slog.Logger, msg string, args ...any) {
+	c.lines = append(c.lines, func() { log.Info(msg, args...) })
+}
+
+func (c *committed) flush() {
+	for _, line := range c.lines {
+		line()
+	}
 }
 
 // repo finds the configured repository named name. GitHub's owner and
@@ -123,38 +151,42 @@ func (d *Dispatcher) ignored(e webhook.Event) (Repo, string) {
 // maintainers are the author associations that may command perfbot.
 var maintainers = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
 
-// handle inserts e's jobs through q.
-func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event) error {
+// handle inserts e's jobs through q; c says what it did once that commits.
+func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event, c *committed) error {
 	log := d.logger().With("delivery", e.DeliveryID(), "repo", e.RepoName())
 	repo, reason := d.ignored(e)
 	if reason != "" {
-		log.Info("event ignored", "reason", reason)
+		c.info(log, "event ignored", "reason", reason)
 		return nil
 	}
 	switch e := e.(type) {
 	case *webhook.PullRequest:
-		return d.pullRequest(ctx, q, log.With("pr", e.Number, "sha", short(e.HeadSHA)), repo, e)
+		return d.pullRequest(ctx, q, c, log.With("pr", e.Number, "sha", short(e.HeadSHA)), repo, e)
 	case *webhook.Command:
-		return d.command(ctx, q, log.With("pr", e.Number, "author", e.Author), repo, e)
+		return d.command(ctx, q, c, log.With("pr", e.Number, "author", e.Author), repo, e)
 	case *webhook.Push:
-		return d.push(ctx, q, log.With("ref", e.Ref, "sha", short(e.After)), repo, e)
+		return d.push(ctx, q, c, log.With("ref", e.Ref, "sha", short(e.After)), repo, e)
 	}
 	return fmt.Errorf("unknown event %T", e)
 }
 
-func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
+func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, c *committed, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
 	if e.Fork { // opened: the others are ignored
-		log.Info("pull request from a fork; not built until a maintainer comments /perfbot run")
+		c.info(log, "pull request from a fork; not built until a maintainer comments /perfbot run")
 		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
 	}
 	ins, err := q.InsertCompare(ctx, repo.Queue, queue.CompareArgs{
 		Repo: repo.Name, PR: e.Number, HeadSHA: e.HeadSHA, BaseSHA: e.BaseSHA,
-		CloneURL: cloneURL(repo, e.CloneURL), Trigger: e.Action, Requester: e.Sender,
+		CloneURL: cloneURL(repo, e.CloneURL), Trigger: e.Action, Requester: e.Sender, UpdatedAt: e.UpdatedAt,
 	})
 	if err != nil {
 		return err
 	}
-	log.Info("comparison queued", "job_id", ins.ID, "duplicate", ins.Duplicate, "cancelled", ins.Cancelled)
+	if ins.Superseded {
+		c.info(log, "comparison not queued: a newer head is queued", "newer", short(ins.Newer), "updated_at", e.UpdatedAt)
+		return nil
+	}
+	c.info(log, "comparison queued", "job_id", ins.ID, "duplicate", ins.Duplicate, "cancelled", ins.Cancelled)
 	if ins.Duplicate {
 		return nil
 	}
@@ -164,12 +196,12 @@ func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, log *slog.Logg
 const forkNotice = "perfbot does not build pull requests from forks on its own: their code would run on our benchmark machines. " +
 	"A maintainer can start a comparison by commenting `/perfbot run`."
 
-func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.Command) error {
+func (d *Dispatcher) command(ctx context.Context, q Inserter, c *committed, log *slog.Logger, repo Repo, e *webhook.Command) error {
 	reply := func(text string) error {
 		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: text})
 	}
 	if !maintainers[e.Association] {
-		log.Info("command refused: not a maintainer", "association", e.Association)
+		c.info(log, "command refused: not a maintainer", "association", e.Association)
 		return reply(fmt.Sprintf("@%s thanks for asking! perfbot takes commands only from the repository's owners, members and collaborators, "+
 			"because they run code on shared benchmark machines. A maintainer can comment `/perfbot run` for you.", e.Author))
 	}
@@ -184,7 +216,7 @@ func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, 
 		if err != nil {
 			return err
 		}
-		log.Info("run requested", "job_id", ins.ID, "count", e.Run.Count)
+		c.info(log, "run requested", "job_id", ins.ID, "count", e.Run.Count)
 		return nil
 	case e.Bisect != nil:
 		ins, err := q.InsertBisect(ctx, repo.Queue, queue.BisectArgs{
@@ -194,7 +226,7 @@ func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, 
 		if err != nil {
 			return err
 		}
-		log.Info("bisect requested", "job_id", ins.ID, "duplicate", ins.Duplicate)
+		c.info(log, "bisect requested", "job_id", ins.ID, "duplicate", ins.Duplicate)
 		if ins.Duplicate {
 			return reply(fmt.Sprintf("@%s that bisection is already queued.", e.Author))
 		}
@@ -204,14 +236,14 @@ func (d *Dispatcher) command(ctx context.Context, q Inserter, log *slog.Logger, 
 	}
 }
 
-func (d *Dispatcher) push(ctx context.Context, q Inserter, log *slog.Logger, repo Repo, e *webhook.Push) error {
+func (d *Dispatcher) push(ctx context.Context, q Inserter, c *committed, log *slog.Logger, repo Repo, e *webhook.Push) error {
 	ins, err := q.InsertBaseline(ctx, repo.Queue, queue.BaselineArgs{
 		Repo: repo.Name, SHA: e.After, CloneURL: cloneURL(repo, e.CloneURL),
 	})
 	if err != nil {
 		return err
 	}
-	log.Info("baseline queued", "job_id", ins.ID, "duplicate", ins.Duplicate)
+	c.info(log, "baseline queued", "job_id", ins.ID, "duplicate", ins.Duplicate)
 	return nil
 }
 

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,7 +31,8 @@ func TestNoDeliveryIsLostWhenPostgreSQLRestartsMidBurst(t *testing.T) {
 	}
 	pg := storetest.OwnPostgres(t)
 	secret := []byte("restart-secret")
-	url, _, db := webhookServer(t, pg.DSN, secret, proverRepo)
+	var logged bytes.Buffer // slog's handler writes one record at a time
+	url, _, db := webhookServerLogged(t, pg.DSN, secret, proverRepo, slog.New(slog.NewTextHandler(&logged, nil)))
 
 	const n, senders, restartAfter = 400, 8, 120
 	deliveries := make([]signedDelivery, n)
@@ -134,5 +138,10 @@ func TestNoDeliveryIsLostWhenPostgreSQLRestartsMidBurst(t *testing.T) {
 	}
 	if lost+doubled > 0 {
 		t.Errorf("%d of %d PRs lost a job or check, %d got more than one", lost, n, doubled)
+	}
+	// The log says "comparison queued" once per PR: a delivery whose
+	// transaction rolled back (answered 500, resent) says nothing.
+	if lines := strings.Count(logged.String(), "comparison queued"); lines != n {
+		t.Errorf("%d \"comparison queued\" log lines for %d PRs queued once each; want one per PR", lines, n)
 	}
 }

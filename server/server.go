@@ -11,8 +11,10 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -22,26 +24,45 @@ import (
 
 // Config is what New needs.
 type Config struct {
-	Webhook *webhook.Handler // its Observe is set to count into Metrics
+	// Webhook serves POST /webhook; its Observe is set to count into
+	// Metrics. nil serves no webhook (the dashboard's own listener).
+	Webhook *webhook.Handler
 	Metrics *Metrics
 	// Ping checks the database for /healthz; nil skips it.
 	Ping func(context.Context) error
-	// Dashboard serves every path the others do not (the web pages,
-	// server/dashboard); nil serves none.
+	// Private serves GET /metrics and the Dashboard (every path the
+	// others do not: the web pages, server/dashboard; nil serves none).
+	// perfbot serve keeps them on a listener of their own unless told to
+	// share the webhook's, behind Token.
+	Private   bool
 	Dashboard http.Handler
-	Logger    *slog.Logger
+	// Token, when set, is what every private request must carry:
+	// Authorization: Bearer TOKEN, or basic auth with the token as
+	// password. Without it they are answered 401 and nothing is served.
+	Token  string
+	Logger *slog.Logger
 }
 
 // New returns the HTTP handler of perfbot serve.
 func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
-	if cfg.Metrics != nil {
-		cfg.Webhook.Observe = cfg.Metrics.ObserveWebhook
-		mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{}))
+	if cfg.Webhook != nil {
+		if cfg.Metrics != nil {
+			cfg.Webhook.Observe = cfg.Metrics.ObserveWebhook
+		}
+		mux.Handle("/webhook", cfg.Webhook)
 	}
-	mux.Handle("/webhook", cfg.Webhook)
-	if cfg.Dashboard != nil {
-		mux.Handle("/", cfg.Dashboard)
+	if cfg.Private {
+		guard := func(h http.Handler) http.Handler { return h }
+		if cfg.Token != "" {
+			guard = func(h http.Handler) http.Handler { return requireToken(cfg.Token, h) }
+		}
+		if cfg.Metrics != nil {
+			mux.Handle("GET /metrics", guard(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
+		}
+		if cfg.Dashboard != nil {
+			mux.Handle("/", guard(cfg.Dashboard))
+		}
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -57,4 +78,25 @@ func New(cfg Config) http.Handler {
 		w.Write([]byte("ok\n"))
 	})
 	return mux
+}
+
+// requireToken serves h only to requests that carry token, as a bearer
+// token or as a basic-auth password (any user name: browsers ask for one),
+// compared in constant time; others get 401 and nothing of h.
+func requireToken(token string, h http.Handler) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := "", false
+		if auth := r.Header.Get("Authorization"); len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+			got, ok = strings.TrimSpace(auth[7:]), true
+		} else {
+			_, got, ok = r.BasicAuth()
+		}
+		if ok && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="perfbot dashboard", charset="UTF-8"`)
+		http.Error(w, "perfbot: this dashboard needs its token: send Authorization: Bearer TOKEN, or any user name with the token as password", http.StatusUnauthorized)
+	})
 }

@@ -42,7 +42,7 @@ func TestMetricsCountWebhooksAndReadTheDatabase(t *testing.T) {
 		Comparisons: func(context.Context) (map[string]int64, error) { return map[string]int64{"no-change": 7}, nil },
 	}, nil)
 	// An unsigned delivery through the real handler is counted as refused.
-	h := New(Config{Webhook: &webhook.Handler{Secret: []byte("s"), Sink: &Dispatcher{}}, Metrics: m})
+	h := New(Config{Webhook: &webhook.Handler{Secret: []byte("s"), Sink: &Dispatcher{}}, Metrics: m, Private: true})
 	req := httptest.NewRequest(http.MethodPost, "/webhook", strings.NewReader(`{}`))
 	req.Header.Set("X-GitHub-Event", "push")
 	rec := httptest.NewRecorder()
@@ -71,7 +71,7 @@ func TestMetricsCountWebhooksAndReadTheDatabase(t *testing.T) {
 	}
 	// A database error shows as perfbot_database_up 0, not a failed scrape.
 	m2 := NewMetrics(Counts{Jobs: func(context.Context) (map[[2]string]int, error) { return nil, errors.New("gone") }}, nil)
-	if _, body := get(t, New(Config{Webhook: &webhook.Handler{}, Metrics: m2}), "/metrics"); !strings.Contains(body, "perfbot_database_up 0") {
+	if _, body := get(t, New(Config{Metrics: m2, Private: true}), "/metrics"); !strings.Contains(body, "perfbot_database_up 0") {
 		t.Errorf("/metrics with the database down lacks perfbot_database_up 0")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -23,6 +24,13 @@ import (
 // returns the /webhook URL, the server (for /metrics) and the database.
 func webhookServer(tb testing.TB, dsn string, secret []byte, repos map[string]Repo) (string, *httptest.Server, *store.DB) {
 	tb.Helper()
+	return webhookServerLogged(tb, dsn, secret, repos, nil)
+}
+
+// webhookServerLogged is webhookServer with the Dispatcher's log going to
+// logger.
+func webhookServerLogged(tb testing.TB, dsn string, secret []byte, repos map[string]Repo, logger *slog.Logger) (string, *httptest.Server, *store.DB) {
+	tb.Helper()
 	db, err := store.Open(context.Background(), dsn, store.Options{})
 	if err != nil {
 		tb.Fatal(err)
@@ -33,8 +41,9 @@ func webhookServer(tb testing.TB, dsn string, secret []byte, repos map[string]Re
 		tb.Fatal(err)
 	}
 	srv := httptest.NewServer(New(Config{
-		Webhook: &webhook.Handler{Secret: secret, Sink: &Dispatcher{Repos: repos, Queue: q}},
+		Webhook: &webhook.Handler{Secret: secret, Sink: &Dispatcher{Repos: repos, Queue: q, Logger: logger}},
 		Metrics: NewMetrics(Counts{}, nil),
+		Private: true, // /metrics beside the webhook, as dashboard.listen: same does
 	}))
 	tb.Cleanup(srv.Close)
 	return srv.URL + "/webhook", srv, db

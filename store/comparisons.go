@@ -30,10 +30,11 @@ func (db *DB) SaveComparison(ctx context.Context, c *Comparison) (int64, error) 
 	}
 	var id int64
 	err = tx.QueryRowxContext(ctx, tx.Rebind(`
-		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		repoID, c.BaseSHA, c.HeadSHA, dbTime{created}, c.Verdict, dbText(c.Inputs), dbText(c.Report), c.Markdown,
+		sql.NullInt64{Int64: c.SessionID, Valid: c.SessionID != 0},
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save comparison: %w", err)

@@ -189,4 +189,6 @@ type Comparison struct {
 	Inputs   string
 	Report   string
 	Markdown string
+	// SessionID is the session that measured it (0: none).
+	SessionID int64
 }

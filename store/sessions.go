@@ -200,3 +200,23 @@ func (row *sessionRow) session() Session {
 		StartedAt: row.StartedAt.Time, EndedAt: row.EndedAt.Time, State: SessionState(row.State),
 	}
 }
+
+// EndedSessionComparison returns the newest comparison stored by an ended
+// session whose label starts with labelPrefix (a job's attempts share
+// "KIND job ID attempt "), or 0. A retried job asks it first: when an
+// earlier attempt measured, stored and ended, its comparison is published
+// instead of measuring again.
+func (db *DB) EndedSessionComparison(ctx context.Context, labelPrefix string) (int64, error) {
+	var id int64
+	err := db.db.QueryRowxContext(ctx, db.db.Rebind(`
+		SELECT c.id FROM comparisons c JOIN sessions s ON s.id = c.session_id
+		WHERE s.state = 'ended' AND substr(s.label, 1, ?) = ?
+		ORDER BY c.id DESC LIMIT 1`), len(labelPrefix), labelPrefix).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("find the comparison of an ended session %q: %w", labelPrefix, err)
+	}
+	return id, nil
+}

@@ -95,6 +95,24 @@ perfbot worker runs the benchmarks, on the GPU hosts.`,
 			if err != nil {
 				return usagef(cmd, "%v", err)
 			}
+			token, err := cfg.dashboardToken()
+			if err != nil {
+				return usagef(cmd, "%v", err)
+			}
+			// Both addresses are taken before anything starts, so that one
+			// that cannot be had is a setup error naming its setting.
+			webhookLn, err := listenOn(cfg.Listen, ":8080")
+			if err != nil {
+				return usagef(cmd, "listen: %v (the webhook's address, in %s)", err, b.config)
+			}
+			defer webhookLn.Close()
+			var dashLn net.Listener
+			if l := cfg.Dashboard.Listen; l != dashboardSame && l != dashboardOff {
+				if dashLn, err = listenOn(l, defaultDashboardListen); err != nil {
+					return usagef(cmd, "dashboard.listen: %v (the dashboard's own address, in %s; \"same\" shares the webhook's, behind dashboard.token_env)", err, b.config)
+				}
+				defer dashLn.Close()
+			}
 			ctx := cmd.Context()
 			metrics := server.NewMetrics(server.Counts{
 				Jobs:        func(ctx context.Context) (map[[2]string]int, error) { return queue.Counts(ctx, db.SQL()) },
@@ -113,24 +131,35 @@ perfbot worker runs the benchmarks, on the GPU hosts.`,
 				return err
 			}
 			deps.queue = q
-			handler := server.New(server.Config{
+			ping := func(ctx context.Context) error { return db.SQL().PingContext(ctx) }
+			webhookCfg := server.Config{
 				Webhook: &webhook.Handler{
 					Secret: secret, Logger: log, // the Dispatcher records delivery IDs with its jobs
 					Sink: &server.Dispatcher{Repos: cfg.repos(), Queue: q, Logger: log},
 				},
 				Metrics: metrics,
-				Ping:    func(ctx context.Context) error { return db.SQL().PingContext(ctx) },
+				Ping:    ping,
+			}
+			dashCfg := server.Config{
+				Metrics: metrics, Ping: ping, Private: true, Token: token,
 				Dashboard: dashboard.New(dashboard.Config{
 					Store: db, Logger: log,
 					Jobs: func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) },
 				}),
-			})
+			}
+			if cfg.Dashboard.Listen == dashboardSame {
+				webhookCfg.Private, webhookCfg.Dashboard, webhookCfg.Token = true, dashCfg.Dashboard, token
+			}
 			if err := q.Start(ctx); err != nil {
 				return err
 			}
 			defer q.Stop(context.WithoutCancel(ctx))
 			go pruneDeliveries(ctx, db, log)
-			return listenAndServe(ctx, cfg.Listen, handler, log)
+			servers := []served{{"webhook", webhookLn, server.New(webhookCfg)}}
+			if dashLn != nil {
+				servers = append(servers, served{"dashboard", dashLn, server.New(dashCfg)})
+			}
+			return serveAll(ctx, servers, log)
 		},
 	}
 	b.register(cmd)
@@ -175,31 +204,63 @@ func newHTTPServer(h http.Handler, l httpLimits) *http.Server {
 		IdleTimeout: l.idle, MaxHeaderBytes: l.maxHeaderBytes}
 }
 
-// listenAndServe serves h on addr (":8080" when empty) until ctx ends,
-// then shuts down gracefully.
-func listenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+// listenOn listens on addr (def when empty).
+func listenOn(addr, def string) (net.Listener, error) {
 	if addr == "" {
-		addr = ":8080"
+		addr = def
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
-	srv := newHTTPServer(h, defaultHTTPLimits)
-	log.Info("listening", "addr", ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	return ln, nil
+}
+
+// listenAndServe serves h on addr (":8080" when empty) until ctx ends,
+// then shuts down gracefully.
+func listenAndServe(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+	ln, err := listenOn(addr, ":8080")
+	if err != nil {
 		return err
+	}
+	return serveAll(ctx, []served{{"http", ln, h}}, log)
+}
+
+// served is one listener and what it serves.
+type served struct {
+	name string
+	ln   net.Listener
+	h    http.Handler
+}
+
+// serveAll serves each listener until ctx ends or one fails, then shuts
+// every one down gracefully.
+func serveAll(ctx context.Context, all []served, log *slog.Logger) error {
+	errc := make(chan error, len(all))
+	var srvs []*http.Server
+	for _, s := range all {
+		srv := newHTTPServer(s.h, defaultHTTPLimits)
+		srvs = append(srvs, srv)
+		log.Info("listening", "serves", s.name, "addr", s.ln.Addr().String())
+		go func() {
+			if err := srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s listener: %w", s.name, err)
+			}
+		}()
+	}
+	var err error
+	select {
+	case err = <-errc:
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
+	for _, srv := range srvs {
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = serr
+		}
 	}
-	return nil
+	return err
 }
 
 func newWorkerCommand() *cobra.Command {
@@ -260,7 +321,7 @@ plus ten minutes have passed.`,
 			log.Info("working", "queue", queueName, "job_timeout", cfg.jobTimeout)
 			if listen != "" {
 				go func() {
-					h := server.New(server.Config{Webhook: &webhook.Handler{}, Metrics: metrics,
+					h := server.New(server.Config{Metrics: metrics, Private: true,
 						Ping: func(ctx context.Context) error { return db.SQL().PingContext(ctx) }})
 					if err := listenAndServe(ctx, listen, h, log); err != nil {
 						log.Error("metrics listener", "err", err)

@@ -43,13 +43,19 @@ func sign(secret, body []byte) string {
 // botEnv is a running perfbot serve and worker against a fake GitHub.
 type botEnv struct {
 	gh       *githubtest.Server
-	url      string // perfbot serve's base URL
+	url      string // perfbot serve's base URL: the webhook's listener
+	dash     string // the dashboard's own listener's base URL (token e2eDashToken)
 	secret   []byte
 	db       *sql.DB
 	dsn      string // db's address, for opening it through store
 	repo     *workspacetest.Repo
 	envDir   string // benchmark processes write their environment here
 	conf     string // the server config file
+	pg       *storetest.Cluster
+	serve    *exec.Cmd // perfbot serve, with serveProcess
+	serveLog *syncBuffer
+	logs     map[string]*syncBuffer
+	keyPEM   []byte // the App's private key
 	delivery int
 	mu       sync.Mutex
 }
@@ -85,12 +91,24 @@ type botOptions struct {
 	// (by path relative to its directory): configs a repository's
 	// config: names by a relative path.
 	files map[string]string
+	// ownPostgres runs the database on a cluster of the test's own
+	// (e.pg), which it may stop and start; serveProcess runs perfbot
+	// serve as a process of its own (e.serve), which it may kill.
+	ownPostgres, serveProcess bool
+	// count is the config's runs a side (default 8).
+	count int
 }
 
 func startBot(t *testing.T, opts botOptions) *botEnv {
 	t.Helper()
-	dsn := storetest.FreshPostgres(t)
 	e := &botEnv{gh: githubtest.New(t), secret: []byte(e2eSecretValue), envDir: t.TempDir()}
+	var dsn string
+	if opts.ownPostgres {
+		e.pg = storetest.OwnPostgres(t)
+		dsn = e.pg.DSN
+	} else {
+		dsn = storetest.FreshPostgres(t)
+	}
 	db, err := sql.Open("postgres", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +122,7 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	}
 	keyFile := filepath.Join(t.TempDir(), "app.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	e.keyPEM = pemBytes
 	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +131,8 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	e.repo = workspacetest.New(t)
 	script, _ := json.Marshal(benchScript(e.envDir, cmp.Or(opts.sleep, "0.1")))
 	build, _ := json.Marshal("env > " + e.envDir + "/build-env.$$")
-	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: 8\nwarmup: 0\nmax_count: 8\ntimeout: 30s\n", build, script)
+	count := cmp.Or(opts.count, 8)
+	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: %d\nwarmup: 0\nmax_count: %d\ntimeout: 30s\n", build, script, count, count)
 	e.repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "value": "1000\n"})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -122,6 +142,13 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	addr := ln.Addr().String()
 	ln.Close()
 	e.url = "http://" + addr
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashAddr := ln.Addr().String()
+	ln.Close()
+	e.dash = "http://" + dashAddr
 
 	// Secrets are in perfbot's environment, as in production: the token
 	// (unused with App auth, but present), the webhook secret, and the key
@@ -129,6 +156,7 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	t.Setenv("PERFBOT_E2E_TOKEN", e2eTokenValue)
 	t.Setenv("PERFBOT_E2E_SECRET", e2eSecretValue)
 	t.Setenv("PERFBOT_RESCUE_AFTER", opts.rescueAfter)
+	t.Setenv("PERFBOT_E2E_DASH_TOKEN", e2eDashToken)
 	conf := filepath.Join(t.TempDir(), "server.yml")
 	for name, body := range opts.files {
 		path := filepath.Join(filepath.Dir(conf), name)
@@ -147,15 +175,19 @@ github:
   installation_id: %d
   private_key_file: %q
   webhook_secret_env: PERFBOT_E2E_SECRET
+dashboard:
+  listen: %q
+  token_env: PERFBOT_E2E_DASH_TOKEN
 repos:
   - name: %s/%s
     clone_url: %q
     queue: e2e
-%s`, addr, dsn, cmp.Or(opts.jobTimeout, "5m"), e.gh.URL()+"/", e2eAppID, e2eInstallation, keyFile, e2eOwner, e2eName, e.repo.URL(), opts.repos))
+%s`, addr, dsn, cmp.Or(opts.jobTimeout, "5m"), e.gh.URL()+"/", e2eAppID, e2eInstallation, keyFile, dashAddr, e2eOwner, e2eName, e.repo.URL(), opts.repos))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	logs := map[string]*syncBuffer{"serve": {}, "worker": {}}
+	e.logs = logs
 	start := func(name string, args ...string) {
 		wg.Add(1)
 		go func() {
@@ -165,11 +197,15 @@ repos:
 			}
 		}()
 	}
-	start("serve", "serve", "--config", conf)
+	e.conf = conf
+	if opts.serveProcess {
+		e.startServe(t)
+	} else {
+		start("serve", "serve", "--config", conf)
+	}
 	if !opts.noWorker {
 		start("worker", "worker", "--config", conf, "--queue", "e2e", "--data-dir", t.TempDir())
 	}
-	e.conf = conf
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
@@ -406,14 +442,22 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		}
 	}
 
+	// The webhook's listener shows nothing private; the dashboard's own
+	// asks for its token.
+	for _, path := range []string{"/metrics", "/api/jobs", "/jobs", "/"} {
+		if code, _ := httpGet(t, e.url+path, ""); code != http.StatusNotFound {
+			t.Errorf("GET %s on the webhook's listener: %d; want 404", path, code)
+		}
+		if code, _ := httpGet(t, e.dash+path, ""); code != http.StatusUnauthorized {
+			t.Errorf("GET %s on the dashboard's listener without its token: %d; want 401", path, code)
+		}
+	}
 	// /metrics counts the deliveries and reads jobs and comparisons from
 	// the database.
-	resp, err := http.Get(e.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	code, metrics := httpGet(t, e.dash+"/metrics", e2eDashToken)
+	if code != http.StatusOK {
+		t.Fatalf("/metrics with the token: %d", code)
 	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	for _, want := range []string{
 		`perfbot_webhooks_total{event="pull_request",outcome="accepted"} 3`,
 		`perfbot_webhooks_total{event="pull_request",outcome="duplicate"} 1`,
@@ -433,7 +477,7 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		Available bool
 		Finished  []struct{ Kind, State string }
 	}
-	getJSON(t, e.url+"/api/jobs", &jobs)
+	getJSON(t, e.dash+"/api/jobs", &jobs)
 	finished := map[string]int{}
 	for _, j := range jobs.Finished {
 		finished[j.Kind+" "+j.State]++
@@ -445,22 +489,83 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		Source string
 		Report struct{ Verdict string }
 	}
-	getJSON(t, e.url+"/api/compare?"+url.Values{"repo": {e.repo.URL()}, "base": {base}, "head": {head1}}.Encode(), &stored)
+	getJSON(t, e.dash+"/api/compare?"+url.Values{"repo": {e.repo.URL()}, "base": {base}, "head": {head1}}.Encode(), &stored)
 	if stored.Source != "stored" || stored.Report.Verdict != "regression" {
 		t.Errorf("dashboard comparison of head1: %+v; want the stored regression", stored)
 	}
+	e.checkNoSecretShows(t, pr, base, head1, head2)
 }
 
-func getJSON(t *testing.T, u string, v any) {
+// checkNoSecretShows looks for the token, the webhook secret, the
+// dashboard's token and a line of the App's private key in everything
+// perfbot said: both processes' logs, the pull request's comments, the
+// check runs and statuses on its commits, and the dashboard's pages
+// and JSON.
+func (e *botEnv) checkNoSecretShows(t *testing.T, pr int, shas ...string) {
 	t.Helper()
-	resp, err := http.Get(u)
+	keyLines := strings.Split(strings.TrimSpace(string(e.keyPEM)), "\n")
+	secrets := []string{e2eTokenValue, e2eSecretValue, e2eDashToken, keyLines[len(keyLines)/2]}
+	said := map[string]string{}
+	for name, b := range e.logs {
+		said["perfbot "+name+" log"] = b.String()
+	}
+	if e.serveLog != nil {
+		said["perfbot serve process log"] = e.serveLog.String()
+	}
+	for i, c := range e.gh.Comments(e2eOwner, e2eName, pr) {
+		said[fmt.Sprintf("comment %d", i)] = c.Body
+	}
+	for _, sha := range shas {
+		for i, c := range e.gh.CheckRuns(e2eOwner, e2eName, sha) {
+			said[fmt.Sprintf("check run %d on %.7s", i, sha)] = strings.Join([]string{c.Title, c.Summary, c.Text, c.DetailsURL}, "\n")
+		}
+		for i, st := range e.gh.Statuses(e2eOwner, e2eName, sha) {
+			said[fmt.Sprintf("status %d on %.7s", i, sha)] = fmt.Sprintf("%+v", st)
+		}
+	}
+	for _, path := range []string{"/", "/jobs", "/api/jobs", "/trend", "/compare?" + url.Values{"repo": {e.repo.URL()}, "base": {shas[0]}, "head": {shas[1]}}.Encode()} {
+		_, body := httpGet(t, e.dash+path, e2eDashToken)
+		said["dashboard "+path] = string(body)
+	}
+	if len(said) < 8 {
+		t.Errorf("only %d things to look through; the search means nothing", len(said))
+	}
+	for where, text := range said {
+		for _, secret := range secrets {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s contains a secret (%.12s…)", where, secret)
+			}
+		}
+	}
+}
+
+// e2eDashToken is the end-to-end tests' dashboard token; getJSON sends it.
+const e2eDashToken = "e2e-dashboard-token-5f1d"
+
+// httpGet gets u, with token as a bearer token unless it is "".
+func httpGet(t *testing.T, u, token string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
+	return resp.StatusCode, b
+}
+
+func getJSON(t *testing.T, u string, v any) {
+	t.Helper()
+	code, b := httpGet(t, u, e2eDashToken)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", u, code, b)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("GET %s: %v", u, err)
@@ -485,6 +590,43 @@ func openStore(t *testing.T, e *botEnv) *store.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// startServe starts perfbot serve as a process of its own (e.serve), so
+// that a test can kill it and start it again; it waits for /healthz.
+func (e *botEnv) startServe(t *testing.T) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.serveLog == nil {
+		e.serveLog = &syncBuffer{}
+		t.Cleanup(func() {
+			if e.serve != nil {
+				e.serve.Process.Kill()
+				e.serve.Wait()
+			}
+			if t.Failed() {
+				t.Logf("perfbot serve process log:\n%s", e.serveLog.String())
+			}
+		})
+	}
+	cmd := exec.Command(self, "serve", "--config", e.conf)
+	cmd.Env = append(os.Environ(), "PERFBOT_TEST_AS_MAIN=1")
+	cmd.Stdout, cmd.Stderr = e.serveLog, e.serveLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.serve = cmd
+	e.waitFor(t, "perfbot serve to answer /healthz", 60*time.Second, func() bool {
+		resp, err := http.Get(e.url + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // startWorkerProcess starts perfbot worker as a separate process, so a

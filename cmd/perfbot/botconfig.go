@@ -29,9 +29,34 @@ type botConfig struct {
 	JobTimeout string       `yaml:"job_timeout"`
 	GitHub     githubConfig `yaml:"github"`
 	Repos      []repoConfig `yaml:"repos"`
+	// Dashboard is where perfbot serve's pages, their JSON API, the job
+	// list and /metrics are served, apart from the webhook.
+	Dashboard dashboardConfig `yaml:"dashboard"`
 
 	jobTimeout time.Duration
 }
+
+// dashboardConfig keeps what perfbot serve shows (its pages, /api/,
+// /jobs — repositories, pull requests and who asked — and /metrics) off
+// the webhook's port, which must face GitHub: by default on a loopback
+// address of its own, without a token.
+type dashboardConfig struct {
+	// Listen is the dashboard's own address (default 127.0.0.1:8081);
+	// "same" serves it on listen beside the webhook, which needs a token;
+	// "off" serves no dashboard and no /metrics.
+	Listen string `yaml:"listen"`
+	// TokenEnv names the environment variable holding a token that every
+	// dashboard and /metrics request must carry (Authorization: Bearer
+	// TOKEN, or basic auth with the token as password, which browsers
+	// ask for). Unset: no token.
+	TokenEnv string `yaml:"token_env"`
+}
+
+const (
+	defaultDashboardListen = "127.0.0.1:8081"
+	dashboardSame          = "same"
+	dashboardOff           = "off"
+)
 
 type githubConfig struct {
 	APIURL           string `yaml:"api_url"`
@@ -136,6 +161,12 @@ func loadBotConfig(path string) (*botConfig, error) {
 	if len(c.Repos) == 0 {
 		bad("repos: none listed; name each repository perfbot serves (name: owner/name)")
 	}
+	if c.Dashboard.Listen == "" {
+		c.Dashboard.Listen = defaultDashboardListen
+	}
+	if c.Dashboard.Listen == dashboardSame && c.Dashboard.TokenEnv == "" {
+		bad("dashboard: listen: same serves the job list and /metrics to whoever reaches the webhook's port: set dashboard.token_env, or give the dashboard an address of its own")
+	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s: invalid perfbot server config:\n  %s", path, strings.Join(problems, "\n  "))
 	}
@@ -236,6 +267,20 @@ func (c *botConfig) githubOptions() (github.Options, error) {
 }
 
 // webhookSecret returns the webhook secret from the environment.
+// dashboardToken returns the dashboard's token ("" when none is
+// configured); a configured variable that is unset or empty is an error
+// naming the setting, so that a typo never serves the dashboard open.
+func (c *botConfig) dashboardToken() (string, error) {
+	if c.Dashboard.TokenEnv == "" {
+		return "", nil
+	}
+	t := os.Getenv(c.Dashboard.TokenEnv)
+	if strings.TrimSpace(t) == "" {
+		return "", fmt.Errorf("dashboard.token_env names %s, which is empty or unset: set it to the dashboard's token, or remove token_env to serve the dashboard without one", c.Dashboard.TokenEnv)
+	}
+	return t, nil
+}
+
 func (c *botConfig) webhookSecret() ([]byte, error) {
 	s := os.Getenv(c.GitHub.WebhookSecretEnv)
 	if s == "" {

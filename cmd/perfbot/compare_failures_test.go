@@ -309,11 +309,12 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 		!strings.Contains(out, "applied 00003_profiles.sql") || !strings.Contains(out, "applied 00004_run_tool.sql") ||
 		!strings.Contains(out, "applied 00005_run_kind_bisect.sql") || !strings.Contains(out, "applied 00006_reported_changes.sql") ||
 		!strings.Contains(out, "applied 00007_samples_run_key.sql") || !strings.Contains(out, "applied 00008_run_spans.sql") || !strings.Contains(out, "applied 00009_sessions.sql") ||
-		!strings.Contains(out, "schema version 9 (this perfbot knows up to 9)") {
+		!strings.Contains(out, "applied 00010_pull_heads.sql") || !strings.Contains(out, "applied 00011_comparison_session.sql") ||
+		!strings.Contains(out, "schema version 11 (this perfbot knows up to 11)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 9") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 11") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")

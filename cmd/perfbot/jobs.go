@@ -136,6 +136,20 @@ func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareAr
 	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
 	w.log.Info("job started", "job_id", job.ID, "kind", job.Kind, "repo", a.Repo, "pr", a.PR, "sha", a.HeadSHA, "attempt", job.Attempt)
+	if job.Attempt > 1 {
+		// An earlier attempt may have measured and stored its comparison
+		// and then been killed, or had its completion lost (River's
+		// completer gives up while the database is away): publish what
+		// it stored rather than measure again.
+		id, err := w.store.EndedSessionComparison(ctx, fmt.Sprintf("%s job %d attempt ", job.Kind, job.ID))
+		if err != nil {
+			return err
+		}
+		if id != 0 {
+			w.log.Info("an earlier attempt stored this comparison: publishing it", "job_id", job.ID, "comparison", id)
+			return (&notifyWorker{jobDeps: w.jobDeps}).publishStored(ctx, queue.NotifyArgs{Repo: a.Repo, PR: a.PR, CheckSHA: a.HeadSHA, Comparison: id})
+		}
+	}
 	res, err := w.runnerFor(a.Repo).PullRequest(ctx, w.pub, runner.PullRequest{
 		Repo: a.Repo, Number: a.PR, Source: a.CloneURL, BaseSHA: a.BaseSHA, HeadSHA: a.HeadSHA, Count: a.Count,
 		Attempt: job.Attempt, FinalAttempt: job.Attempt >= job.MaxAttempts,
@@ -234,10 +248,13 @@ func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandAr
 	}
 	ins, err := w.queue.InsertCompare(ctx, a.Queue, queue.CompareArgs{
 		Repo: a.Repo, PR: a.PR, HeadSHA: pr.HeadSHA, BaseSHA: pr.BaseSHA, CloneURL: clone,
-		Count: a.Count, Trigger: "command", Requester: a.Requester,
+		Count: a.Count, Trigger: "command", Requester: a.Requester, UpdatedAt: pr.UpdatedAt,
 	})
 	if err != nil {
 		return err
+	}
+	if ins.Superseded {
+		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s a newer head, `%s`, is queued already; perfbot compares that one.", a.Requester, short(ins.Newer)))
 	}
 	if ins.Duplicate {
 		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s a comparison of `%s` is already queued or running.", a.Requester, short(pr.HeadSHA)))

@@ -29,18 +29,19 @@ func decodePullRequest(delivery string, payload []byte) (Event, string, error) {
 		baseRepo = ev.GetRepo()
 	}
 	p := &PullRequest{
-		Delivery: delivery,
-		Repo:     ev.GetRepo().GetFullName(),
-		Action:   ev.GetAction(),
-		Number:   ev.GetNumber(),
-		Draft:    pr.GetDraft(),
-		Fork:     isFork(baseRepo, head.GetRepo()),
-		BaseRef:  base.GetRef(),
-		BaseSHA:  base.GetSHA(),
-		HeadRef:  head.GetRef(),
-		HeadSHA:  head.GetSHA(),
-		CloneURL: ev.GetRepo().GetCloneURL(),
-		Sender:   ev.GetSender().GetLogin(),
+		Delivery:  delivery,
+		Repo:      ev.GetRepo().GetFullName(),
+		Action:    ev.GetAction(),
+		Number:    ev.GetNumber(),
+		Draft:     pr.GetDraft(),
+		Fork:      isFork(baseRepo, head.GetRepo()),
+		BaseRef:   base.GetRef(),
+		BaseSHA:   base.GetSHA(),
+		HeadRef:   head.GetRef(),
+		HeadSHA:   head.GetSHA(),
+		CloneURL:  ev.GetRepo().GetCloneURL(),
+		Sender:    ev.GetSender().GetLogin(),
+		UpdatedAt: pr.GetUpdatedAt().Time,
 	}
 	if p.Number == 0 {
 		p.Number = pr.GetNumber()

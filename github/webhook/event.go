@@ -1,6 +1,9 @@
 package webhook
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // An Event is what the Handler hands to the Sink: a *PullRequest, a
 // *Command or a *Push. The interface is sealed; a type switch over those
@@ -31,6 +34,10 @@ type PullRequest struct {
 	HeadSHA  string
 	CloneURL string // the base repository's; HeadSHA is fetchable from it as refs/pull/Number/head, fork or not
 	Sender   string // login of whoever caused the event
+	// UpdatedAt is the pull request's updated_at in the payload: GitHub's
+	// clock, which orders one pull request's events however late or in
+	// whatever order they are delivered (zero if the payload lacks it).
+	UpdatedAt time.Time
 }
 
 // A Command is a /perfbot command in a new comment on a pull request.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 const (
@@ -199,6 +200,9 @@ func checkObserved(t *testing.T, o *observer, want ...string) {
 	}
 }
 
+// fixtureUpdated is the pull_request.updated_at of the testdata payloads.
+var fixtureUpdated = time.Date(2026, 12, 2, 9, 14, 5, 0, time.UTC)
+
 func TestHandlerAcceptsPullRequests(t *testing.T) {
 	t.Parallel()
 	setAction := func(a string) func(map[string]any) { return func(m map[string]any) { m["action"] = a } }
@@ -211,31 +215,31 @@ func TestHandlerAcceptsPullRequests(t *testing.T) {
 			name: "opened",
 			body: func(t *testing.T) []byte { return fixture(t, "pull_request_opened.json") },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "opened", Number: 42,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
 			name: "synchronize from a fork",
 			body: func(t *testing.T) []byte { return fixture(t, "pull_request_synchronize_fork.json") },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "synchronize", Number: 57, Fork: true,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "ntt-overlap", HeadSHA: newHeadSHA, CloneURL: cloneURL, Sender: "alice-dev"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "ntt-overlap", HeadSHA: newHeadSHA, CloneURL: cloneURL, Sender: "alice-dev", UpdatedAt: fixtureUpdated},
 		},
 		{
 			name: "draft",
 			body: func(t *testing.T) []byte { return fixture(t, "pull_request_draft.json") },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "opened", Number: 58, Draft: true,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "signed-digits", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "signed-digits", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
 			name: "reopened",
 			body: func(t *testing.T) []byte { return edited(t, "pull_request_opened.json", setAction("reopened")) },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "reopened", Number: 42,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
 			name: "ready_for_review",
 			body: func(t *testing.T) []byte { return edited(t, "pull_request_draft.json", setAction("ready_for_review")) },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "ready_for_review", Number: 58, Draft: true,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "signed-digits", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "signed-digits", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
 			// A branch of a repository that is itself a fork has head.repo.fork
@@ -249,7 +253,7 @@ func TestHandlerAcceptsPullRequests(t *testing.T) {
 				})
 			},
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "opened", Number: 42,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
 			name: "fork deleted",
@@ -259,7 +263,7 @@ func TestHandlerAcceptsPullRequests(t *testing.T) {
 				})
 			},
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "synchronize", Number: 57, Fork: true,
-				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "ntt-overlap", HeadSHA: newHeadSHA, CloneURL: cloneURL, Sender: "alice-dev"},
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "ntt-overlap", HeadSHA: newHeadSHA, CloneURL: cloneURL, Sender: "alice-dev", UpdatedAt: fixtureUpdated},
 		},
 	}
 	for _, tt := range tests {

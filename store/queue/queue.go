@@ -60,6 +60,11 @@ type CompareArgs struct {
 	// or "command" (a maintainer's /perfbot run).
 	Trigger   string `json:"trigger"`
 	Requester string `json:"requester,omitempty"`
+	// UpdatedAt is the pull request's updated_at when GitHub sent the
+	// event (or when serve read it, for /perfbot run): of two heads of one
+	// pull request the later is the newer, and the newer wins
+	// (InsertCompare). Zero means the moment of the insert.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
 // Kind implements river.JobArgs.
@@ -227,8 +232,13 @@ type Inserted struct {
 	// that job's.
 	Duplicate bool
 	// Cancelled lists jobs for an older head of the same pull request
-	// that this insert cancelled.
+	// that this insert cancelled: comparisons, and the notes that would
+	// have set their checks to queued.
 	Cancelled []int64
+	// Superseded is set, and nothing inserted, when a newer head of the
+	// pull request has been queued already: Newer is that head.
+	Superseded bool
+	Newer      string
 }
 
 // A Tx inserts jobs inside one transaction of the database (Client.InTx):
@@ -265,11 +275,19 @@ func (t *Tx) FirstSeen(ctx context.Context, id string) (bool, error) {
 }
 
 // InsertCompare queues a comparison of a pull request's head on queue
-// ("" = DefaultQueue). Live jobs of the same pull request for other heads
-// are cancelled first: a queued one never runs, a running one has its
-// context cancelled (workers poll for that every two seconds). A live
-// job for the same head is not duplicated. The cancels and the insert
-// commit together.
+// ("" = DefaultQueue), if that head is the pull request's newest: the
+// one with the latest UpdatedAt, the larger SHA breaking a tie. Live jobs
+// of the same pull request for other heads are cancelled first (a queued
+// one never runs, a running one has its context cancelled: workers poll
+// for that every two seconds), with the notes that would set their checks
+// to queued. A head older than one already queued inserts nothing
+// (Inserted.Superseded). A live job for the same head is not duplicated.
+// The cancels and the insert commit together.
+//
+// The pull request's row in pull_heads is upserted first and stays locked
+// until the transaction ends, so inserts for one pull request run one
+// after another however many deliveries arrive at once, and each sees
+// the jobs the one before it committed.
 func (c *Client) InsertCompare(ctx context.Context, queue string, args CompareArgs) (Inserted, error) {
 	var ins Inserted
 	err := c.InTx(ctx, func(t *Tx) (err error) {
@@ -281,6 +299,17 @@ func (c *Client) InsertCompare(ctx context.Context, queue string, args CompareAr
 
 // InsertCompare is Client.InsertCompare in the transaction.
 func (t *Tx) InsertCompare(ctx context.Context, queue string, args CompareArgs) (Inserted, error) {
+	if args.UpdatedAt.IsZero() {
+		args.UpdatedAt = time.Now()
+	}
+	args.UpdatedAt = args.UpdatedAt.UTC()
+	newer, err := t.claimHead(ctx, args)
+	if err != nil {
+		return Inserted{}, err
+	}
+	if newer != "" {
+		return Inserted{Superseded: true, Newer: newer}, nil
+	}
 	cancelled, err := t.cancelSuperseded(ctx, args)
 	if err != nil {
 		return Inserted{}, err
@@ -383,42 +412,109 @@ func (c *Client) insertOpts(queue string) *river.InsertOpts {
 	}
 }
 
-// cancelSuperseded cancels the live compare jobs of args's pull request
-// whose head is not args.HeadSHA.
-func (t *Tx) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
-	params := river.NewJobListParams().
-		Kinds(KindCompare).
-		States(append(liveStates, rivertype.JobStateRetryable)...).
-		Where("args->>'repo' = @repo AND (args->>'pr')::bigint = @pr AND args->>'head_sha' <> @head",
-			river.NamedArgs{"repo": args.Repo, "pr": args.PR, "head": args.HeadSHA}).
-		First(1000)
-	res, err := t.c.River.JobListTx(ctx, t.tx, params)
-	if err != nil {
-		return nil, fmt.Errorf("find jobs superseded by %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
+// claimHead records args's head as its pull request's newest unless a
+// newer one is recorded, and returns that newer head ("" when args's is
+// the newest, or the same head again). The upsert locks the pull
+// request's row until the transaction ends; a concurrent insert for the
+// same pull request waits on it, then sees what this one committed.
+func (t *Tx) claimHead(ctx context.Context, args CompareArgs) (string, error) {
+	var head string
+	err := t.tx.QueryRowContext(ctx, `
+		INSERT INTO pull_heads AS p (repo, pr, head_sha, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (repo, pr) DO UPDATE SET head_sha = excluded.head_sha, updated_at = excluded.updated_at
+		WHERE (excluded.updated_at, excluded.head_sha) >= (p.updated_at, p.head_sha)
+		RETURNING head_sha`, args.Repo, args.PR, args.HeadSHA, args.UpdatedAt).Scan(&head)
+	if err == nil {
+		return "", nil
 	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("record the head of %s#%d (%s): %w", args.Repo, args.PR, short(args.HeadSHA), err)
+	}
+	// The row is newer and now locked by this transaction: read it.
+	if err := t.tx.QueryRowContext(ctx, `SELECT head_sha FROM pull_heads WHERE repo = $1 AND pr = $2`,
+		args.Repo, args.PR).Scan(&head); err != nil {
+		return "", fmt.Errorf("read the newest head of %s#%d: %w", args.Repo, args.PR, err)
+	}
+	return head, nil
+}
+
+// The queries below find one pull request's jobs through the expression
+// indexes store.Migrate makes on river_job (perfbot_compare_by_pr,
+// perfbot_notify_by_pr), not a scan of the queue: their kind is a literal
+// so that the planner can use the partial indexes.
+const (
+	supersededCompares = `SELECT id FROM river_job
+		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'head_sha' <> $3
+		AND state IN ('available', 'pending', 'running', 'scheduled', 'retryable')
+		ORDER BY id`
+	supersededNotes = `SELECT id FROM river_job
+		WHERE kind = 'perfbot_notify' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'check_sha' <> $3 AND coalesce(args->>'reply', '') = '' AND args->'comparison' IS NULL
+		AND state IN ('available', 'pending', 'scheduled', 'retryable')
+		ORDER BY id`
+	waitingCompare = `SELECT EXISTS (SELECT 1 FROM river_job
+		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'head_sha' = $3
+		AND state IN ('available', 'pending', 'scheduled', 'retryable'))`
+)
+
+// IndexedQueries returns the queries that find one pull request's jobs,
+// each with the index it is meant to use (for tests and docs/server.md's
+// plans). Each takes the repository, the pull request's number and a head.
+func IndexedQueries() map[string]string {
+	return map[string]string{
+		supersededCompares: "perfbot_compare_by_pr",
+		supersededNotes:    "perfbot_notify_by_pr",
+		waitingCompare:     "perfbot_compare_by_pr",
+	}
+}
+
+// cancelSuperseded cancels the live compare jobs of args's pull request
+// whose head is not args.HeadSHA, and the notes that would set those
+// heads' checks to queued.
+func (t *Tx) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
 	var ids []int64
-	for _, j := range res.Jobs {
-		if _, err := t.c.River.JobCancelTx(ctx, t.tx, j.ID); err != nil {
-			return ids, fmt.Errorf("cancel job %d (superseded by %s): %w", j.ID, short(args.HeadSHA), err)
+	for _, q := range []string{supersededCompares, supersededNotes} {
+		found, err := t.ids(ctx, q, args.Repo, args.PR, args.HeadSHA)
+		if err != nil {
+			return ids, fmt.Errorf("find jobs superseded by %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
 		}
-		ids = append(ids, j.ID)
+		for _, id := range found {
+			if _, err := t.c.River.JobCancelTx(ctx, t.tx, id); err != nil {
+				return ids, fmt.Errorf("cancel job %d (superseded by %s): %w", id, short(args.HeadSHA), err)
+			}
+			ids = append(ids, id)
+		}
 	}
 	return ids, nil
+}
+
+func (t *Tx) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // Waiting reports whether a comparison of repo#pr at head is queued and
 // not yet started.
 func (c *Client) Waiting(ctx context.Context, repo string, pr int, head string) (bool, error) {
-	res, err := c.River.JobList(ctx, river.NewJobListParams().
-		Kinds(KindCompare).
-		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStatePending, rivertype.JobStateRetryable).
-		Where("args->>'repo' = @repo AND (args->>'pr')::bigint = @pr AND args->>'head_sha' = @head",
-			river.NamedArgs{"repo": repo, "pr": pr, "head": head}).
-		First(1))
-	if err != nil {
+	var waiting bool
+	if err := c.db.SQL().QueryRowContext(ctx, waitingCompare, repo, pr, head).Scan(&waiting); err != nil {
 		return false, fmt.Errorf("find the queued comparison of %s#%d at %s: %w", repo, pr, short(head), err)
 	}
-	return len(res.Jobs) > 0, nil
+	return waiting, nil
 }
 
 // Start starts working the configured queues until ctx ends or Stop.

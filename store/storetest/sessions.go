@@ -143,3 +143,48 @@ func testSessionsKeepKilledRunsOutOfReuse(t *testing.T, dsn string) {
 		t.Errorf("%d sessions stored, want the 6 begun", n)
 	}
 }
+
+// testEndedSessionComparison: a retried job finds the comparison its
+// earlier attempt stored in a session that ended — not one of a session
+// still running or abandoned, not another job's (job 25 is not job 250),
+// and none where no attempt stored one.
+func testEndedSessionComparison(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	session := func(label string, end bool) int64 {
+		t.Helper()
+		id, err := db.BeginSession(ctx, store.Session{Repo: repo, Kind: store.KindCompare, Owner: "host/ns/9/9", Label: label})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end {
+			if err := db.EndSession(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	comparison := func(session int64) int64 {
+		t.Helper()
+		id, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: sha1, HeadSHA: sha2, Verdict: "no change", SessionID: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	comparison(session("perfbot_compare job 250 attempt 1", true))
+	comparison(session("perfbot_compare job 25 attempt 1", false)) // killed before it ended
+	want := comparison(session("perfbot_compare job 25 attempt 2", true))
+	session("perfbot_compare job 25 attempt 3", true) // ended without storing one (a failure it reported)
+	comparison(0)
+	for prefix, wantID := range map[string]int64{
+		"perfbot_compare job 25 attempt ": want,
+		"perfbot_compare job 26 attempt ": 0,
+		"perfbot_bisect job 25 attempt ":  0,
+	} {
+		got, err := db.EndedSessionComparison(ctx, prefix)
+		if err != nil || got != wantID {
+			t.Errorf("EndedSessionComparison(%q) = %d, %v; want %d", prefix, got, err, wantID)
+		}
+	}
+}
