@@ -215,7 +215,14 @@ repos:
 			}
 		}
 	})
-	e.waitFor(t, "perfbot serve to answer /healthz", 30*time.Second, func() bool {
+	e.waitHealthy(t, 30*time.Second)
+	return e
+}
+
+// waitHealthy waits up to limit for perfbot serve to answer /healthz.
+func (e *botEnv) waitHealthy(t *testing.T, limit time.Duration) {
+	t.Helper()
+	e.waitFor(t, "perfbot serve to answer /healthz", limit, func() bool {
 		resp, err := http.Get(e.url + "/healthz")
 		if err != nil {
 			return false
@@ -223,7 +230,6 @@ repos:
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	return e
 }
 
 type syncBuffer struct {
@@ -619,14 +625,7 @@ func (e *botEnv) startServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.serve = cmd
-	e.waitFor(t, "perfbot serve to answer /healthz", 60*time.Second, func() bool {
-		resp, err := http.Get(e.url + "/healthz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	e.waitHealthy(t, 60*time.Second)
 }
 
 // startWorkerProcess starts perfbot worker as a separate process, so a
