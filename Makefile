@@ -93,7 +93,8 @@ fuzz:
 # workers as processes over a PostgreSQL of the test's own, about 1,100
 # signed deliveries to 110 pull requests, 10 worker kills, 2 serve kills,
 # 3 database restarts and 4 spells of GitHub faults; make test runs its
-# short form (about 30 s).
+# short form (30–90 s: a killed worker's job waits for River's rescuer,
+# which passes every 30 s).
 chaos:
 	PERFBOT_CHAOS=full PERFBOT_REQUIRE_POSTGRES=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 12m -run '^TestChaosSoak$$' -v ./cmd/perfbot
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/perfbot/perfbot/analysis"
 )
@@ -76,6 +77,52 @@ func (db *DB) LatestComparison(ctx context.Context, repo, base, head string) (*C
 	}
 	return db.Comparison(ctx, id)
 }
+
+// ErrAmbiguous is wrapped by ResolveCommit's error for a prefix that
+// several stored commits begin with.
+var ErrAmbiguous = errors.New("ambiguous")
+
+// ResolveCommit returns the one commit SHA of repo in the store (a run's
+// commit, or a stored comparison's base or head) that begins with
+// prefix, lowercase hexadecimal; an error wrapping ErrNotFound when none
+// does, or ErrAmbiguous (naming up to five) when several do. SHAs are
+// stored lowercase, so the prefix is a range: from prefix to prefix+"g".
+func (db *DB) ResolveCommit(ctx context.Context, repo, prefix string) (string, error) {
+	lo, hi := prefix, prefix+"g"
+	var shas []string
+	err := db.db.SelectContext(ctx, &shas, db.db.Rebind(`
+		SELECT sha FROM (
+			SELECT r.commit_sha AS sha FROM runs r JOIN repos p ON p.id = r.repo_id
+			WHERE p.name = ? AND r.commit_sha >= ? AND r.commit_sha < ?
+			UNION SELECT c.base_sha FROM comparisons c JOIN repos p ON p.id = c.repo_id
+			WHERE p.name = ? AND c.base_sha >= ? AND c.base_sha < ?
+			UNION SELECT c.head_sha FROM comparisons c JOIN repos p ON p.id = c.repo_id
+			WHERE p.name = ? AND c.head_sha >= ? AND c.head_sha < ?
+		) s ORDER BY sha LIMIT 6`), repo, lo, hi, repo, lo, hi, repo, lo, hi)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("resolve commit %s in %s: %w", prefix, repo, err)
+	case len(shas) == 0:
+		return "", &kindError{fmt.Sprintf("no stored commit of %s begins with %s", repo, prefix), ErrNotFound}
+	case len(shas) > 1:
+		more := ""
+		if len(shas) > 5 {
+			shas, more = shas[:5], ", …"
+		}
+		return "", &kindError{fmt.Sprintf("%s is the beginning of several stored commits of %s (%s%s)", prefix, repo, strings.Join(shas, ", "), more), ErrAmbiguous}
+	}
+	return shas[0], nil
+}
+
+// kindError is an error whose message says it all and that matches kind
+// (errors.Is), without ": not found" tacked on for a reader.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string        { return e.msg }
+func (e *kindError) Is(target error) bool { return target == e.kind }
 
 func short12(sha string) string {
 	if len(sha) > 12 {

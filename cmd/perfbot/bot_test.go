@@ -499,15 +499,16 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 	if stored.Source != "stored" || stored.Report.Verdict != "regression" {
 		t.Errorf("dashboard comparison of head1: %+v; want the stored regression", stored)
 	}
-	e.checkNoSecretShows(t, pr, base, head1, head2)
+	e.checkNoSecretShows(t, []int{pr}, nil, base, head1, head2)
 }
 
 // checkNoSecretShows looks for the token, the webhook secret, the
 // dashboard's token and a line of the App's private key in everything
-// perfbot said: both processes' logs, the pull request's comments, the
-// check runs and statuses on its commits, and the dashboard's pages
-// and JSON.
-func (e *botEnv) checkNoSecretShows(t *testing.T, pr int, shas ...string) {
+// perfbot said: the processes' logs (and the texts in more), the errors
+// its jobs recorded, the pull requests' comments, the check runs and
+// statuses on the commits shas (a base and a head first), and the
+// dashboard's pages and JSON.
+func (e *botEnv) checkNoSecretShows(t *testing.T, prs []int, more map[string]string, shas ...string) {
 	t.Helper()
 	keyLines := strings.Split(strings.TrimSpace(string(e.keyPEM)), "\n")
 	secrets := []string{e2eTokenValue, e2eSecretValue, e2eDashToken, keyLines[len(keyLines)/2]}
@@ -518,8 +519,18 @@ func (e *botEnv) checkNoSecretShows(t *testing.T, pr int, shas ...string) {
 	if e.serveLog != nil {
 		said["perfbot serve process log"] = e.serveLog.String()
 	}
-	for i, c := range e.gh.Comments(e2eOwner, e2eName, pr) {
-		said[fmt.Sprintf("comment %d", i)] = c.Body
+	for name, text := range more {
+		said[name] = text
+	}
+	var jobErrors sql.NullString
+	if err := e.db.QueryRow(`SELECT string_agg(errors::text, ' ') FROM river_job WHERE errors IS NOT NULL`).Scan(&jobErrors); err != nil {
+		t.Fatal(err)
+	}
+	said["job errors"] = jobErrors.String
+	for _, pr := range prs {
+		for i, c := range e.gh.Comments(e2eOwner, e2eName, pr) {
+			said[fmt.Sprintf("comment %d on #%d", i, pr)] = c.Body
+		}
 	}
 	for _, sha := range shas {
 		for i, c := range e.gh.CheckRuns(e2eOwner, e2eName, sha) {

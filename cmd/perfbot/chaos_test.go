@@ -103,11 +103,18 @@ func TestChaosSoak(t *testing.T) {
 		cmd  *exec.Cmd
 		data string
 	}
+	workerLogs := map[string]string{}
+	var logs []*syncBuffer
+	startWorker := func(w *worker) {
+		var log *syncBuffer
+		w.cmd, log = startWorkerProcess(t, e, w.data)
+		logs = append(logs, log)
+	}
 	workers := make([]*worker, plan.workers)
 	var wmu sync.Mutex
 	for i := range workers {
 		w := &worker{data: t.TempDir()}
-		w.cmd, _ = startWorkerProcess(t, e, w.data)
+		startWorker(w)
 		workers[i] = w
 	}
 
@@ -196,7 +203,7 @@ func TestChaosSoak(t *testing.T) {
 			w.cmd.Process.Kill()
 			w.cmd.Wait()
 			time.Sleep(300 * time.Millisecond)
-			w.cmd, _ = startWorkerProcess(t, e, w.data)
+			startWorker(w)
 			wmu.Unlock()
 		case "serve":
 			e.serve.Process.Kill()
@@ -336,9 +343,21 @@ func TestChaosSoak(t *testing.T) {
 		t.Errorf("%d jobs still running", running)
 	}
 	e.waitFor(t, "no benchmark process to be left", 10*time.Second, func() bool {
-		out, _ := exec.Command("pgrep", "-f", e.envDir).Output()
-		return strings.TrimSpace(string(out)) == ""
+		return len(processesMentioning(e.envDir)) == 0
 	})
+
+	// No secret in anything said: every worker's log (the killed ones'
+	// too), serve's, the job errors, every comment and check.
+	var prs []int
+	shas := []string{base}
+	for pr := 1; pr <= plan.prs; pr++ {
+		prs = append(prs, pr)
+		shas = append(shas, newest[pr])
+	}
+	for i, l := range logs {
+		workerLogs[fmt.Sprintf("worker process %d log", i)] = l.String()
+	}
+	e.checkNoSecretShows(t, prs, workerLogs, shas...)
 
 	var jobs, completed, cancelled int
 	e.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE state = 'completed'), count(*) FILTER (WHERE state = 'cancelled')
@@ -375,4 +394,21 @@ func postDelivery(e *botEnv, id string, payload map[string]any) (int, string, er
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode, "", nil
+}
+
+// processesMentioning returns the pids of the processes whose command
+// line contains s (every benchmark run of a test names its envDir).
+func processesMentioning(s string) []string {
+	var pids []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, d.Name())
+		}
+	}
+	return pids
 }

@@ -42,6 +42,7 @@ type Store interface {
 	Runs(ctx context.Context, q store.RunQuery) ([]store.RunRecord, error)
 	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
 	LatestComparison(ctx context.Context, repo, base, head string) (*store.Comparison, error)
+	ResolveCommit(ctx context.Context, repo, prefix string) (string, error)
 }
 
 var _ Store = (*store.DB)(nil)

@@ -281,6 +281,15 @@ func TestDashboard(t *testing.T) {
 		}
 	})
 
+	t.Run("CompareTakesShortSHAs", func(t *testing.T) {
+		full := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", cmpBase, "head", cmpHead))
+		short := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", cmpBase[:7], "head", strings.ToUpper(cmpHead[:10])))
+		if short.Base != cmpBase || short.Head != cmpHead || short.Report == nil || short.Report.Verdict != full.Report.Verdict || len(short.Rows) != len(full.Rows) {
+			t.Errorf("short SHAs %s, %s: base %s head %s, %d rows; want the full comparison of %s and %s (%d rows)",
+				cmpBase[:7], cmpHead[:10], short.Base, short.Head, len(short.Rows), cmpBase, cmpHead, len(full.Rows))
+		}
+	})
+
 	t.Run("CompareShowsTheStoredComparison", func(t *testing.T) {
 		cd := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2)))
 		if cd.Source != "stored" || cd.ComparisonID == 0 || cd.Report.Verdict != analysis.VerdictImprovement || len(cd.Report.Phases) != 1 {
@@ -353,7 +362,8 @@ func TestBadParametersSayWhatToDo(t *testing.T) {
 		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "total", "since", "1d"), 404, "widen the window with since=all"},
 		{"/api/phases?" + query("repo", testRepo), 400, "benchmark is required"},
 		{"/api/compare?" + query("repo", testRepo, "base", cmpBase), 400, "base and head are required"},
-		{"/api/compare?" + query("repo", testRepo, "base", "HEAD~1", "head", cmpHead), 400, "want full hexadecimal commit SHAs"},
+		{"/api/compare?" + query("repo", testRepo, "base", "HEAD~1", "head", cmpHead), 400, "want hexadecimal commit SHAs"},
+		{"/api/compare?" + query("repo", testRepo, "base", "ffffffff", "head", cmpHead), 404, "no stored commit of " + testRepo + " begins with ffffffff: pick commits with runs"},
 		{"/api/compare?" + query("repo", testRepo, "base", sha(999), "head", cmpHead), 404, "no stored runs of commit " + sha(999)},
 	} {
 		code, body := do(t, d, tc.path)

@@ -377,11 +377,28 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 	case repo == "":
 		return nil, badRequest("repo is required: the repository as the index (/) lists it")
 	case base == "" || head == "":
-		return nil, badRequest("base and head are required: two full commit SHAs, e.g. ?repo=R&base=SHA1&head=SHA2; a trend page links each commit to its comparison with the one before")
+		return nil, badRequest("base and head are required: two commit SHAs, e.g. ?repo=R&base=SHA1&head=SHA2 (a unique beginning of 4 or more digits will do); a trend page links each commit to its comparison with the one before")
 	case !shaRE.MatchString(base) || !shaRE.MatchString(head):
-		return nil, badRequest("base=%s head=%s: want full hexadecimal commit SHAs, as the trend pages show them", base, head)
+		return nil, badRequest("base=%s head=%s: want hexadecimal commit SHAs (or a unique beginning of 4 or more digits), as the trend pages show them", base, head)
 	}
 	ctx := r.Context()
+	// A short SHA is what people paste: it names the one stored commit it
+	// begins.
+	for _, sha := range []*string{&base, &head} {
+		if len(*sha) >= 40 {
+			continue
+		}
+		full, err := d.cfg.Store.ResolveCommit(ctx, repo, *sha)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, notFound("%v: pick commits with runs (a trend page links each commit to its comparison with the one before), or measure it with perfbot run", err)
+		case errors.Is(err, store.ErrAmbiguous):
+			return nil, badRequest("%v: give more of it", err)
+		case err != nil:
+			return nil, err
+		}
+		*sha = full
+	}
 	data := &CompareData{Repo: repo, Base: base, Head: head, BaseURL: commitURL(repo, base), HeadURL: commitURL(repo, head)}
 	stored, err := d.cfg.Store.LatestComparison(ctx, repo, base, head)
 	switch {
@@ -482,7 +499,7 @@ const jobsLimit = 200
 func (d *Dashboard) jobs(r *http.Request) (any, error) {
 	data := &JobsData{Queued: []queue.Job{}, Running: []queue.Job{}, Finished: []queue.Job{}}
 	if d.cfg.Jobs == nil {
-		data.Note = "this perfbot serve has no job queue: the queue lives in PostgreSQL (--db postgres://…)"
+		data.Note = "this store has no job queue: the queue lives in PostgreSQL, where perfbot serve and perfbot worker share it (--db postgres://…)"
 		return data, nil
 	}
 	jobs, err := d.cfg.Jobs(r.Context(), jobsLimit)

@@ -188,3 +188,29 @@ func testEndedSessionComparison(t *testing.T, dsn string) {
 		}
 	}
 }
+
+// testResolveCommit: a commit's unique beginning names it, among runs'
+// commits and comparisons' bases and heads of one repository; a beginning
+// several share is ambiguous (naming them), one none has is not found.
+func testResolveCommit(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	runSHA, baseSHA, headSHA := "abcd1111"+strings.Repeat("0", 32), "abcd2222"+strings.Repeat("0", 32), "beef3333"+strings.Repeat("0", 32)
+	save(t, db, baseline(runSHA, 0, sample("total", "sec/op", 1)))
+	if _, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: baseSHA, HeadSHA: headSHA, Verdict: "no change"}); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]string{"abcd1": runSHA, "abcd2": baseSHA, "beef": headSHA, runSHA: runSHA} {
+		if got, err := db.ResolveCommit(ctx, repo, prefix); err != nil || got != want {
+			t.Errorf("ResolveCommit(%s) = %s, %v; want %s", prefix, got, err, want)
+		}
+	}
+	if _, err := db.ResolveCommit(ctx, repo, "abcd"); !errors.Is(err, store.ErrAmbiguous) || !strings.Contains(err.Error(), runSHA) || !strings.Contains(err.Error(), baseSHA) {
+		t.Errorf("ResolveCommit(abcd) = %v; want ambiguous, naming both", err)
+	}
+	for _, tc := range []struct{ repo, prefix string }{{repo, "abce"}, {"/other/repo", "abcd1"}} {
+		if _, err := db.ResolveCommit(ctx, tc.repo, tc.prefix); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ResolveCommit(%s in %s) = %v; want not found", tc.prefix, tc.repo, err)
+		}
+	}
+}

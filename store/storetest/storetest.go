@@ -65,6 +65,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"SpansRoundTripWithTheRun", testSpansRoundTrip},
 		{"SessionsKeepKilledRunsOutOfReuse", testSessionsKeepKilledRunsOutOfReuse},
 		{"EndedSessionComparison", testEndedSessionComparison},
+		{"ResolveCommit", testResolveCommit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
