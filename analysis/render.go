@@ -291,7 +291,12 @@ func headline(r *Report, code func(string) string) string {
 		if len(better) > 0 {
 			parts = append(parts, "better in "+list(better, 5))
 		}
-		if len(worse) == 0 {
+		switch {
+		case len(worse) == 0 && len(better) == 0:
+			// A report stored by an older perfbot, whose rows carry no
+			// primary flag.
+			return "The report marks none of its series as the ones its verdict rests on, so none is named here."
+		case len(worse) == 0:
 			parts[0] = "head is better than base in " + list(better, 5)
 		}
 		return capitalize(strings.Join(parts, "; ")) + "."

@@ -396,3 +396,16 @@ func TestFormatArgsQuotesForTheShell(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlineOfAReportWithoutPrimaryRows: a report stored by an older
+// perfbot, whose rows carry no primary flag, gets a sentence that says
+// so instead of a panic (the dashboard renders stored reports of any age).
+func TestHeadlineOfAReportWithoutPrimaryRows(t *testing.T) {
+	for _, v := range []Verdict{VerdictRegression, VerdictImprovement} {
+		r := &Report{Verdict: v, Phases: []Row{{Key: Key{Benchmark: "Prove", Phase: "ntt", Unit: "sec/op"}, Verdict: v, ShiftPct: -20}}}
+		got := Headline(r)
+		if want := capitalize(verdictWord(v)) + ". The report marks none of its series as the ones its verdict rests on, so none is named here."; got != want {
+			t.Errorf("Headline of a %s without primary rows = %q; want %q", v, got, want)
+		}
+	}
+}

@@ -279,6 +279,16 @@ func TestDashboard(t *testing.T) {
 		if code != 200 || !strings.Contains(page, `id="verdict" class="verdict-regression"`) || !strings.Contains(page, "nothing was measured") {
 			t.Errorf("compare page (%d) lacks the verdict or the source", code)
 		}
+		// The sentence the PR comment opens with; the verdict's series in
+		// the main table, the other units' apart.
+		if !strings.HasPrefix(cd.Summary, "Regression. Head is worse than base in ") || !strings.Contains(cd.Summary, "msm_h") ||
+			!strings.Contains(page, `<p id="summary" class="verdict-regression">Regression. Head is worse than base in msm_h`) {
+			t.Errorf("summary %q, or the page lacks it", cd.Summary)
+		}
+		main, other, ok := strings.Cut(page, `id="compare-other"`)
+		if !ok || strings.Contains(main, "page-faults/op") || !strings.Contains(other, "page-faults/op") || !strings.Contains(main, "msm_h") {
+			t.Errorf("page-faults/op should be in the other units' table only, msm_h in the main one")
+		}
 	})
 
 	t.Run("CompareTakesShortSHAs", func(t *testing.T) {

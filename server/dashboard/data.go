@@ -361,7 +361,13 @@ type CompareData struct {
 	Report       *analysis.Report `json:"report"`
 	BaseURL      string           `json:"base_url,omitempty"`
 	HeadURL      string           `json:"head_url,omitempty"`
-	Rows         []compareRow     `json:"-"`
+	// Summary is the report's headline, the sentence the PR comment and
+	// the check's title open with.
+	Summary string `json:"summary"`
+	// Rows are the primary units' series, which the verdict rests on;
+	// Others the rest (counters, memory, wall time), shown apart.
+	Rows   []compareRow `json:"-"`
+	Others []compareRow `json:"-"`
 }
 
 type compareRow struct {
@@ -417,13 +423,22 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 	default:
 		return nil, err
 	}
+	data.Summary = analysis.Headline(data.Report)
+	// A report stored by an older perfbot marks no row primary: then
+	// every row is shown as one the verdict rests on.
+	legacy := !slices.ContainsFunc(data.Report.Phases, func(r analysis.Row) bool { return r.Primary })
 	for _, row := range data.Report.Phases {
-		data.Rows = append(data.Rows, compareRow{
+		r := compareRow{
 			Name: seriesName(row.Key), Unit: row.Unit,
 			Base: scaled(row.BaseValue, row.Unit), Head: scaled(row.HeadValue, row.Unit),
 			Delta: pct(row.Change()) + pctInterval(row.DeltaLoPct, row.DeltaHiPct), P: fmt.Sprintf("%.3g", row.PValue),
 			Verdict: string(row.Verdict), Reason: row.Reason,
-		})
+		}
+		if row.Primary || legacy {
+			data.Rows = append(data.Rows, r)
+		} else {
+			data.Others = append(data.Others, r)
+		}
 	}
 	return data, nil
 }
