@@ -83,6 +83,31 @@ func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
 	}, nil
 }
 
+// RecentComparisons returns the newest limit stored comparisons, newest
+// first, without their reports: what the dashboard's index lists.
+func (db *DB) RecentComparisons(ctx context.Context, limit int) ([]Comparison, error) {
+	var rows []struct {
+		ID        int64  `db:"id"`
+		Repo      string `db:"repo"`
+		BaseSHA   string `db:"base_sha"`
+		HeadSHA   string `db:"head_sha"`
+		CreatedAt dbTime `db:"created_at"`
+		Verdict   string `db:"verdict"`
+	}
+	err := db.db.SelectContext(ctx, &rows, db.db.Rebind(`
+		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict
+		FROM comparisons c JOIN repos p ON p.id = c.repo_id
+		ORDER BY c.created_at DESC, c.id DESC LIMIT ?`), limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent comparisons: %w", err)
+	}
+	out := make([]Comparison, len(rows))
+	for i, r := range rows {
+		out[i] = Comparison{ID: r.ID, Repo: r.Repo, BaseSHA: r.BaseSHA, HeadSHA: r.HeadSHA, CreatedAt: r.CreatedAt.Time, Verdict: r.Verdict}
+	}
+	return out, nil
+}
+
 // ComparisonCounts returns how many comparisons were stored with each
 // verdict (for perfbot serve's /metrics).
 func (db *DB) ComparisonCounts(ctx context.Context) (map[string]int64, error) {

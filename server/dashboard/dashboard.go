@@ -43,6 +43,7 @@ type Store interface {
 	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
 	LatestComparison(ctx context.Context, repo, base, head string) (*store.Comparison, error)
 	ResolveCommit(ctx context.Context, repo, prefix string) (string, error)
+	RecentComparisons(ctx context.Context, limit int) ([]store.Comparison, error)
 }
 
 var _ Store = (*store.DB)(nil)

@@ -189,6 +189,14 @@ func TestDashboard(t *testing.T) {
 		if code != 200 || !strings.Contains(page, `href="/trend?benchmark=Prove%2Fcircuit%3Dsha256`) {
 			t.Errorf("index page: %d, lacks a trend link:\n%s", code, page)
 		}
+		// The stored comparison is listed, linked to its page.
+		if len(idx.Comparisons) != 1 || idx.Comparisons[0].Head != sha(2) || idx.Comparisons[0].Verdict != "improvement" ||
+			idx.Comparisons[0].CompareURL != "/compare?"+query("base", sha(1), "head", sha(2), "repo", testRepo) {
+			t.Errorf("recent comparisons %+v; want the stored improvement of %s against %s", idx.Comparisons, sha(2)[:7], sha(1)[:7])
+		}
+		if !strings.Contains(page, `id="recent-comparisons"`) || !strings.Contains(page, `class="verdict-improvement">improvement<`) {
+			t.Errorf("index page lacks the recent comparisons")
+		}
 	})
 
 	t.Run("TrendHasChangePointAtTheStepAndLinksEveryCommit", func(t *testing.T) {

@@ -25,7 +25,24 @@ import (
 // IndexData is the index page's data: every series with baseline runs.
 type IndexData struct {
 	Repos []IndexRepo `json:"repos"`
+	// Comparisons are the newest stored comparisons (recentComparisons
+	// of them), newest first.
+	Comparisons []IndexComparison `json:"comparisons"`
 }
+
+// An IndexComparison is a stored comparison as the index lists it.
+type IndexComparison struct {
+	ID         int64     `json:"id"`
+	Repo       string    `json:"repo"`
+	Base       string    `json:"base"`
+	Head       string    `json:"head"`
+	Verdict    string    `json:"verdict"`
+	CreatedAt  time.Time `json:"created_at"`
+	CompareURL string    `json:"compare_url"`
+}
+
+// recentComparisons is how many stored comparisons the index lists.
+const recentComparisons = 20
 
 // An IndexRepo is one repository's benchmarks.
 type IndexRepo struct {
@@ -53,7 +70,15 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := &IndexData{Repos: []IndexRepo{}}
+	recent, err := d.cfg.Store.RecentComparisons(r.Context(), recentComparisons)
+	if err != nil {
+		return nil, err
+	}
+	data := &IndexData{Repos: []IndexRepo{}, Comparisons: []IndexComparison{}}
+	for _, c := range recent {
+		data.Comparisons = append(data.Comparisons, IndexComparison{ID: c.ID, Repo: c.Repo, Base: c.BaseSHA, Head: c.HeadSHA,
+			Verdict: c.Verdict, CreatedAt: c.CreatedAt, CompareURL: compareURL(c.Repo, c.BaseSHA, c.HeadSHA)})
+	}
 	for _, s := range series {
 		if n := len(data.Repos); n == 0 || data.Repos[n-1].Repo != s.Repo {
 			data.Repos = append(data.Repos, IndexRepo{Repo: s.Repo})

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/store"
 )
@@ -212,5 +213,29 @@ func testResolveCommit(t *testing.T, dsn string) {
 		if _, err := db.ResolveCommit(ctx, tc.repo, tc.prefix); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ResolveCommit(%s in %s) = %v; want not found", tc.prefix, tc.repo, err)
 		}
+	}
+}
+
+// testRecentComparisons: the newest stored comparisons, newest first,
+// limited, without their reports.
+func testRecentComparisons(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	var ids []int64
+	for i, head := range []string{sha1, sha2, sha1} {
+		id, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: strings.Repeat("b", 40), HeadSHA: head,
+			Verdict: []string{"no change", "regression", "inconclusive"}[i], Report: `{"verdict":"x"}`, CreatedAt: t0.Add(time.Duration(i) * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	got, err := db.RecentComparisons(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != ids[2] || got[1].ID != ids[1] || got[1].Verdict != "regression" || got[1].HeadSHA != sha2 ||
+		got[0].Repo != repo || got[0].Report != "" || !got[0].CreatedAt.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("RecentComparisons(2) = %+v; want comparisons %d then %d, newest first, without reports", got, ids[2], ids[1])
 	}
 }

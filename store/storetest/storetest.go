@@ -66,6 +66,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"SessionsKeepKilledRunsOutOfReuse", testSessionsKeepKilledRunsOutOfReuse},
 		{"EndedSessionComparison", testEndedSessionComparison},
 		{"ResolveCommit", testResolveCommit},
+		{"RecentComparisons", testRecentComparisons},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
