@@ -61,7 +61,6 @@ func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (webhook.H
 	var done webhook.Handled
 	var c committed
 	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error {
-		c = committed{}
 		first, err := tx.FirstSeen(ctx, e.DeliveryID())
 		if err != nil {
 			return err
@@ -82,10 +81,7 @@ func (d *Dispatcher) HandleOnce(ctx context.Context, e webhook.Event) (webhook.H
 // without a delivery record.
 func (d *Dispatcher) Handle(ctx context.Context, e webhook.Event) error {
 	var c committed
-	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error {
-		c = committed{}
-		return d.handle(ctx, tx, e, &c)
-	})
+	err := d.Queue.InTx(ctx, func(tx *queue.Tx) error { return d.handle(ctx, tx, e, &c) })
 	if err == nil {
 		c.flush()
 	}

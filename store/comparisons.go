@@ -48,17 +48,7 @@ func (db *DB) SaveComparison(ctx context.Context, c *Comparison) (int64, error) 
 // Comparison returns the comparison with the given id, or an error
 // wrapping ErrNotFound.
 func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
-	var row struct {
-		ID        int64  `db:"id"`
-		Repo      string `db:"repo"`
-		BaseSHA   string `db:"base_sha"`
-		HeadSHA   string `db:"head_sha"`
-		CreatedAt dbTime `db:"created_at"`
-		Verdict   string `db:"verdict"`
-		Inputs    dbText `db:"inputs"`
-		Report    dbText `db:"report"`
-		Markdown  string `db:"markdown"`
-	}
+	var row comparisonRow
 	err := db.db.GetContext(ctx, &row, db.db.Rebind(`
 		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at,
 		       c.verdict, c.inputs, c.report, c.markdown
@@ -70,30 +60,33 @@ func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("comparison %d: %w", id, err)
 	}
-	return &Comparison{
-		ID:        row.ID,
-		Repo:      row.Repo,
-		BaseSHA:   row.BaseSHA,
-		HeadSHA:   row.HeadSHA,
-		CreatedAt: row.CreatedAt.Time,
-		Verdict:   row.Verdict,
-		Inputs:    string(row.Inputs),
-		Report:    string(row.Report),
-		Markdown:  row.Markdown,
-	}, nil
+	c := row.comparison()
+	return &c, nil
+}
+
+// comparisonRow is a comparisons row as the reads select it (inputs,
+// report and markdown left empty by a read that does not select them).
+type comparisonRow struct {
+	ID        int64  `db:"id"`
+	Repo      string `db:"repo"`
+	BaseSHA   string `db:"base_sha"`
+	HeadSHA   string `db:"head_sha"`
+	CreatedAt dbTime `db:"created_at"`
+	Verdict   string `db:"verdict"`
+	Inputs    dbText `db:"inputs"`
+	Report    dbText `db:"report"`
+	Markdown  string `db:"markdown"`
+}
+
+func (r comparisonRow) comparison() Comparison {
+	return Comparison{ID: r.ID, Repo: r.Repo, BaseSHA: r.BaseSHA, HeadSHA: r.HeadSHA, CreatedAt: r.CreatedAt.Time,
+		Verdict: r.Verdict, Inputs: string(r.Inputs), Report: string(r.Report), Markdown: r.Markdown}
 }
 
 // RecentComparisons returns the newest limit stored comparisons, newest
 // first, without their reports: what the dashboard's index lists.
 func (db *DB) RecentComparisons(ctx context.Context, limit int) ([]Comparison, error) {
-	var rows []struct {
-		ID        int64  `db:"id"`
-		Repo      string `db:"repo"`
-		BaseSHA   string `db:"base_sha"`
-		HeadSHA   string `db:"head_sha"`
-		CreatedAt dbTime `db:"created_at"`
-		Verdict   string `db:"verdict"`
-	}
+	var rows []comparisonRow
 	err := db.db.SelectContext(ctx, &rows, db.db.Rebind(`
 		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict
 		FROM comparisons c JOIN repos p ON p.id = c.repo_id
@@ -103,7 +96,7 @@ func (db *DB) RecentComparisons(ctx context.Context, limit int) ([]Comparison, e
 	}
 	out := make([]Comparison, len(rows))
 	for i, r := range rows {
-		out[i] = Comparison{ID: r.ID, Repo: r.Repo, BaseSHA: r.BaseSHA, HeadSHA: r.HeadSHA, CreatedAt: r.CreatedAt.Time, Verdict: r.Verdict}
+		out[i] = r.comparison()
 	}
 	return out, nil
 }

@@ -82,7 +82,11 @@ the queue on PostgreSQL; a SQLite store has none.`,
 				Private: true, Dashboard: dashboard.New(cfg), Token: token,
 				Ping: func(ctx context.Context) error { return db.SQL().PingContext(ctx) },
 			})
-			fmt.Fprintf(cmd.ErrOrStderr(), "perfbot dashboard of %s at http://%s/ (read-only%s)\n", db, ln.Addr(), map[bool]string{true: ", token required", false: ""}[token != ""])
+			mode := "read-only"
+			if token != "" {
+				mode += ", token required"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "perfbot dashboard of %s at http://%s/ (%s)\n", db, ln.Addr(), mode)
 			return serveAll(ctx, []served{{"dashboard", ln, h}}, log)
 		},
 	}

@@ -195,8 +195,7 @@ func startResident(ctx context.Context, spec Spec, lib nvml.Interface) (*Residen
 		}
 	}()
 
-	timeout := cmp.Or(spec.Timeout, time.Duration(1<<62))
-	timer := time.NewTimer(timeout)
+	timer := limitTimer(spec.Timeout)
 	defer timer.Stop()
 	for {
 		select {
@@ -337,8 +336,7 @@ func (r *Resident) Run(ctx context.Context) (Result, error) {
 // end, a protocol error or the time limit (which stop it: r.broken says
 // why). It returns "" when ctx ended first.
 func (r *Resident) collect(ctx context.Context, body *strings.Builder) (analysis.Status, string) {
-	timeout := cmp.Or(r.spec.Timeout, time.Duration(1<<62))
-	timer := time.NewTimer(timeout)
+	timer := limitTimer(r.spec.Timeout)
 	defer timer.Stop()
 	for {
 		select {
@@ -458,4 +456,10 @@ func procCPU(pid int) (float64, error) {
 		return 0, fmt.Errorf("cpu time: /proc/%d/stat: %w", pid, err)
 	}
 	return float64(utime+stime) / clockTicks, nil
+}
+
+// limitTimer fires after the benchmark's time limit d, or never when it
+// has none (d is 0).
+func limitTimer(d time.Duration) *time.Timer {
+	return time.NewTimer(cmp.Or(d, time.Duration(1<<62)))
 }
