@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 )
@@ -77,6 +78,24 @@ func TestStackedRefusesValuesThatDoNotFit(t *testing.T) {
 		err := Stacked(&buf, s, Options{Format: SVG})
 		if err == nil || !strings.Contains(err.Error(), c.want) || buf.Len() != 0 {
 			t.Errorf("%s: %v (%d bytes written), want an error containing %q and nothing written", name, err, buf.Len(), c.want)
+		}
+	}
+}
+
+func TestStackedYAxisFitsTheTallestBar(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		values [][]float64
+		ticks  string
+	}{
+		{[][]float64{{0.002, 0.001}, {0.001, 0.0005}}, "0 0.001 0.002 0.003"},
+		{[][]float64{{400, 500}, {420, 510}}, "0 200 400 600 800"},
+		{[][]float64{{0, 0}}, "0 0.25 0.5 0.75 1"},
+	} {
+		s := &Stack{Commits: make([]string, len(tc.values)), Parts: []string{"a", "b"}, Values: tc.values}
+		doc := drawSVG(t, func(w io.Writer) error { return Stacked(w, s, Options{Format: SVG}) })
+		if got := strings.Join(doc.yTicks(doc.frame(t)), " "); got != tc.ticks {
+			t.Errorf("bars %v: y ticks %q, want %q", tc.values, got, tc.ticks)
 		}
 	}
 }

@@ -1,21 +1,23 @@
 // Package chart draws perfbot's charts as SVG or PNG images with
-// gonum.org/v1/plot. In flows an analysis.Trend; out flow the image's
-// bytes on an io.Writer. It is apart from analysis, which imports only
-// the standard library and x/perf, so that the plotting library and its
-// fonts stay out of everything but the commands that draw.
+// gonum.org/v1/plot. In flows an analysis.Trend or a Stack; out flow
+// the image's bytes on an io.Writer. It is apart from analysis, which
+// imports only the standard library and x/perf, so that the plotting
+// library and its fonts stay out of everything but the commands that
+// draw.
 package chart
 
 import (
+	"bytes"
 	"fmt"
 	"image"
 	"image/color"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
@@ -49,7 +51,7 @@ const (
 // legend adds one more path, its sample line.
 var (
 	MedianColor      = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
-	IntervalColor    = color.RGBA{0x8f, 0xbb, 0xd9, 0xff}
+	IntervalColor    = color.RGBA{0x33, 0x33, 0x33, 0xff}
 	SegmentColor     = color.RGBA{0x7f, 0x7f, 0x7f, 0xff}
 	ChangePointColor = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 )
@@ -68,12 +70,15 @@ type Options struct {
 const dpi = 96
 
 // Trend draws t: the per-commit medians as a line through dots, each
-// commit's interval of the median as an error bar (none where there were
-// too few runs for one), each segment's median as a dashed grey line,
-// and each change point as a vertical red line on its commit labelled
-// with its short SHA and change. The x axis is the commit index in the
-// trend's order, labelled with short SHAs at most every 90 pixels; the
-// y axis is the unit, scaled as the text output scales it.
+// commit's interval of the median as an error bar with caps (none where
+// there were too few runs for one), each segment's median as a dashed
+// grey line, and each change point as a vertical red line on its commit
+// labelled, above the plotting area, with its short SHA and change. The
+// x axis is the commit index in the trend's order, labelled with short
+// SHAs at most every 90 pixels; the y axis is in the unit scaled as the
+// text output scales it (analysis.Trend.AxisScale), which the title
+// names too, with ticks at nice steps. The legend is below the x axis.
+// Every text is Liberation Sans, at least 12 points.
 func Trend(w io.Writer, t *analysis.Trend, o Options) error {
 	o, err := o.sized()
 	if err != nil {
@@ -82,11 +87,11 @@ func Trend(w io.Writer, t *analysis.Trend, o Options) error {
 	if len(t.Commits) == 0 {
 		return fmt.Errorf("chart: the trend has no commits")
 	}
-	p, err := trendPlot(t, o.Width)
+	f, err := trendFigure(t, o)
 	if err != nil {
 		return err
 	}
-	return render(w, p, o)
+	return render(w, f, o, nil)
 }
 
 // sized returns o with the default size filled in, or an error for a
@@ -104,22 +109,35 @@ func (o Options) sized() (Options, error) {
 	return o, nil
 }
 
-// render draws p in o's format and size and writes the image to w.
-func render(w io.Writer, p *plot.Plot, o Options) error {
-	var wt io.WriterTo
+// render draws f in o's format and size and writes the image to w. An
+// SVG's bar segments get the tooltips, in the order they were drawn
+// (see fixSVG).
+func render(w io.Writer, f *figure, o Options, tooltips []string) error {
+	var out []byte
 	switch o.Format {
 	case SVG:
 		c := vgsvg.New(pixels(o.Width), pixels(o.Height))
-		p.Draw(draw.New(c))
-		wt = c
+		f.draw(draw.New(c))
+		var b bytes.Buffer
+		if _, err := c.WriteTo(&b); err != nil {
+			return fmt.Errorf("draw svg chart: %w", err)
+		}
+		var err error
+		if out, err = fixSVG(b.Bytes(), tooltips); err != nil {
+			return err
+		}
 	case PNG:
 		c := vgimg.NewWith(vgimg.UseImage(image.NewRGBA(image.Rect(0, 0, o.Width, o.Height))), vgimg.UseDPI(dpi))
-		p.Draw(draw.New(c))
-		wt = vgimg.PngCanvas{Canvas: c}
+		f.draw(draw.New(c))
+		var b bytes.Buffer
+		if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
+			return fmt.Errorf("draw png chart: %w", err)
+		}
+		out = b.Bytes()
 	default:
 		return fmt.Errorf("chart format %q: want one of %s", o.Format, strings.Join(Formats, ", "))
 	}
-	if _, err := wt.WriteTo(w); err != nil {
+	if _, err := w.Write(out); err != nil {
 		return fmt.Errorf("write %s chart: %w", o.Format, err)
 	}
 	return nil
@@ -128,12 +146,20 @@ func render(w io.Writer, p *plot.Plot, o Options) error {
 // pixels converts pixels at dpi to a length.
 func pixels(n int) vg.Length { return vg.Length(n) * vg.Inch / dpi }
 
-func trendPlot(t *analysis.Trend, width int) (*plot.Plot, error) {
+// trendTitle names the series in the unit the y axis shows it in, as
+// analysis.Key.String does: "Prove/phase=total ms/op on gpu-1".
+func trendTitle(t *analysis.Trend, unit string) string {
+	k := t.Key
+	k.Unit = unit
+	return fmt.Sprintf("%s on %s", k, t.Machine)
+}
+
+// trendFigure lays out the chart Trend draws.
+func trendFigure(t *analysis.Trend, o Options) (*figure, error) {
 	factor, unit := t.AxisScale()
 	n := len(t.Commits)
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s on %s", t.Key, t.Machine)
-	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p := newPlot(tickCount(o.Height))
+	p.Title.Text = trendTitle(t, unit)
 	p.Y.Label.Text = unit
 	if t.Order == analysis.OrderFirstParent {
 		p.X.Label.Text = fmt.Sprintf("commit (first-parent history of %s)", short(t.Head))
@@ -141,8 +167,9 @@ func trendPlot(t *analysis.Trend, width int) (*plot.Plot, error) {
 		p.X.Label.Text = "commit (in the order of their first runs)"
 	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
-	p.X.Tick.Marker = shaTicks(t, width)
-	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker = shaTicks(t, o.Width)
+	p.Add(grid{})
+	f := &figure{p: p}
 
 	medians := make(plotter.XYs, n)
 	var bars errorBars
@@ -158,16 +185,8 @@ func trendPlot(t *analysis.Trend, width int) (*plot.Plot, error) {
 			lo, hi = math.Min(lo, l), math.Max(hi, h)
 		}
 	}
-	if len(bars.XYs) > 0 {
-		eb, err := plotter.NewYErrorBars(bars)
-		if err != nil {
-			return nil, fmt.Errorf("chart: intervals: %w", err)
-		}
-		eb.Color = IntervalColor
-		eb.CapWidth = vg.Points(3)
-		p.Add(eb)
-		p.Legend.Add(strconv.FormatFloat(t.Confidence*100, 'f', -1, 64)+"% interval of the median", vertical{eb.LineStyle})
-	}
+
+	var segLegend legendEntry
 	for i, s := range t.Segments {
 		seg, err := plotter.NewLine(plotter.XYs{
 			{X: float64(s.Start) - 0.5, Y: s.Median / factor},
@@ -177,12 +196,28 @@ func trendPlot(t *analysis.Trend, width int) (*plot.Plot, error) {
 			return nil, fmt.Errorf("chart: segment: %w", err)
 		}
 		seg.Color = SegmentColor
-		seg.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		seg.Width = vg.Points(1.5)
+		seg.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 		p.Add(seg)
 		if i == 0 {
-			p.Legend.Add("segment median", seg)
+			segLegend = legendEntry{"segment median", []plot.Thumbnailer{seg}}
 		}
 	}
+
+	var changes *markers
+	if len(t.ChangePoints) > 0 {
+		changes = &markers{
+			style: draw.LineStyle{Color: ChangePointColor, Width: vg.Points(1.5)},
+			text:  textStyle(sans, textSize, ChangePointColor),
+		}
+		for _, c := range t.ChangePoints {
+			changes.xs = append(changes.xs, float64(c.Index))
+			changes.labels = append(changes.labels, fmt.Sprintf("%s %s", short(c.Commit), formatPct(c.ChangePct)))
+		}
+		p.Add(changes)
+		f.band = func(c draw.Canvas) vg.Length { return changes.band(c, p) }
+	}
+
 	line, dots, err := plotter.NewLinePoints(medians)
 	if err != nil {
 		return nil, fmt.Errorf("chart: medians: %w", err)
@@ -191,36 +226,35 @@ func trendPlot(t *analysis.Trend, width int) (*plot.Plot, error) {
 	line.Width = vg.Points(1.5)
 	dots.Color = MedianColor
 	dots.Shape = draw.CircleGlyph{}
-	dots.Radius = vg.Points(2)
-	p.Add(line, dots)
-	p.Legend.Add("median", line, dots)
+	dots.Radius = vg.Points(2.5)
+	p.Add(line)
+	f.legend = append(f.legend, legendEntry{"median", []plot.Thumbnailer{line, dots}})
 
-	if len(t.ChangePoints) > 0 {
-		m := &markers{style: draw.LineStyle{Color: ChangePointColor, Width: vg.Points(1.2)}}
-		m.text = text.Style{
-			Color:   ChangePointColor,
-			Font:    font.From(plot.DefaultFont, vg.Points(8)),
-			XAlign:  draw.XLeft,
-			YAlign:  draw.YTop,
-			Handler: plot.DefaultTextHandler,
+	if len(bars.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return nil, fmt.Errorf("chart: intervals: %w", err)
 		}
-		for _, c := range t.ChangePoints {
-			m.xs = append(m.xs, float64(c.Index))
-			m.labels = append(m.labels, fmt.Sprintf("%s %s", short(c.Commit), formatPct(c.ChangePct)))
-		}
-		p.Add(m)
-		p.Legend.Add("change point", m)
+		eb.Color = IntervalColor
+		eb.Width = vg.Points(1.25)
+		eb.CapWidth = vg.Points(7)
+		p.Add(eb)
+		label := strconv.FormatFloat(t.Confidence*100, 'f', -1, 64) + "% interval of the median"
+		f.legend = append(f.legend, legendEntry{label, []plot.Thumbnailer{interval{eb.LineStyle, eb.CapWidth}}})
+	}
+	p.Add(dots) // over the intervals
+	if segLegend.label != "" {
+		f.legend = append(f.legend, segLegend)
+	}
+	if changes != nil {
+		f.legend = append(f.legend, legendEntry{"change point", []plot.Thumbnailer{changes}})
 	}
 
-	// Room above the data for the legend and the change points' labels.
 	if hi == lo {
 		hi, lo = hi+math.Max(math.Abs(hi)*0.05, 1e-9), lo-math.Max(math.Abs(lo)*0.05, 1e-9)
 	}
-	p.Y.Min, p.Y.Max = lo-0.05*(hi-lo), hi+0.35*(hi-lo)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(4)
-	return p, nil
+	p.Y.Min, p.Y.Max = lo-0.06*(hi-lo), hi+0.06*(hi-lo)
+	return f, nil
 }
 
 // shaTicks labels the x axis with short SHAs, at most one every 90
@@ -251,9 +285,12 @@ type errorBars struct {
 
 func (e errorBars) YError(i int) (float64, float64) { return e.errs[i][0], e.errs[i][1] }
 
-// markers draws change points: a vertical line across the data area at
-// each x, and its label beside the line's top (alternately a line lower,
-// so that neighbours do not overwrite each other).
+// markers draws change points: a vertical line across the plotting area
+// at each x, and its label in a band of up to maxRows rows above the
+// area, right of the line (left of it near the right edge), the line
+// reaching up to its label. A label that finds no room is left out: the
+// line, the trend's table and the text output still show the change
+// point.
 type markers struct {
 	xs     []float64
 	labels []string
@@ -261,14 +298,120 @@ type markers struct {
 	text   text.Style
 }
 
+const (
+	maxRows  = 3
+	labelGap = vg.Length(4) // between a line and its label, and between labels
+)
+
+// A placement is where a change point's label goes: its row above the
+// plotting area, 0 nearest (-1: not drawn), and its left and right ends.
+type placement struct {
+	row    int
+	x0, x1 vg.Length
+}
+
+// place places the labels over a plotting area whose x transform is
+// trX: first those right of their lines, from the right, then those left
+// of them, from the left; each in the lowest row where it overlaps no
+// other label, no line that reaches a higher row crosses it and its own
+// line crosses no label of a lower row; failing that, in the lowest row
+// where it overlaps no other label (Plot backs labels in white, so a
+// line then passes behind them); failing that, nowhere. In this order
+// labels that crowd each other climb like stairs away from their lines,
+// and lines cross none.
+func (m *markers) place(c draw.Canvas, trX func(float64) vg.Length) []placement {
+	out := make([]placement, len(m.xs))
+	order := make([]int, len(m.xs))
+	for i, x := range m.xs {
+		order[i] = i
+		px, w := trX(x), m.text.Width(m.labels[i])
+		out[i] = placement{row: -1, x0: px + labelGap, x1: px + labelGap + w}
+		if out[i].x1 > c.Max.X && px-labelGap-w >= c.Min.X {
+			out[i].x0, out[i].x1 = px-labelGap-w, px-labelGap
+		}
+	}
+	left := func(i int) bool { return out[i].x1 < trX(m.xs[i]) }
+	sort.SliceStable(order, func(a, b int) bool {
+		i, j := order[a], order[b]
+		if left(i) != left(j) {
+			return !left(i)
+		}
+		if left(i) {
+			return m.xs[i] < m.xs[j]
+		}
+		return m.xs[i] > m.xs[j]
+	})
+	var placed []int
+	for _, i := range order {
+		px, pl := trX(m.xs[i]), out[i]
+		free := func(r int, strict bool) bool {
+			for _, j := range placed {
+				o := out[j]
+				switch {
+				case o.row == r && pl.x0 < o.x1+labelGap && o.x0 < pl.x1+labelGap:
+					return false
+				case !strict:
+				case o.row > r && pl.x0-labelGap <= trX(m.xs[j]) && trX(m.xs[j]) <= pl.x1+labelGap:
+					return false
+				case o.row < r && o.x0-labelGap <= px && px <= o.x1+labelGap:
+					return false
+				}
+			}
+			return true
+		}
+	search:
+		for _, strict := range []bool{true, false} {
+			for r := range maxRows {
+				if free(r, strict) {
+					pl.row = r
+					break search
+				}
+			}
+		}
+		out[i] = pl
+		if pl.row >= 0 {
+			placed = append(placed, i)
+		}
+	}
+	return out
+}
+
+// lineHeight is the height of a row of labels.
+func (m *markers) lineHeight() vg.Length { return m.text.Height("Mg") * 1.2 }
+
+// band returns the height of the rows of labels above the plotting area
+// c of p.
+func (m *markers) band(c draw.Canvas, p *plot.Plot) vg.Length {
+	trX, _ := p.Transforms(&c)
+	rows := 0
+	for _, pl := range m.place(c, trX) {
+		rows = max(rows, pl.row+1)
+	}
+	if rows == 0 {
+		return 0
+	}
+	return vg.Length(rows)*m.lineHeight() + vg.Points(2)
+}
+
 func (m *markers) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
-	lineH := m.text.Font.Size * 1.3
+	lineH := m.lineHeight()
+	places := m.place(c, trX)
 	for i, x := range m.xs {
-		px := trX(x)
-		c.StrokeLine2(m.style, px, c.Min.Y, px, c.Max.Y)
-		y := c.Max.Y - vg.Points(2) - vg.Length(i%2)*lineH
-		c.FillText(m.text, vg.Point{X: px + vg.Points(3), Y: y}, m.labels[i])
+		top := c.Max.Y
+		if r := places[i].row; r >= 0 {
+			top += vg.Length(r+1) * lineH
+		}
+		c.StrokeLine2(m.style, trX(x), c.Min.Y, trX(x), top)
+	}
+	for i, pl := range places {
+		if pl.row < 0 {
+			continue
+		}
+		y := c.Max.Y + vg.Length(pl.row)*lineH
+		c.SetColor(color.White)
+		c.Fill(vg.Rectangle{Min: vg.Point{X: pl.x0 - 1, Y: y + 1}, Max: vg.Point{X: pl.x1 + 1, Y: y + lineH}}.Path())
+		c.FillText(m.text, vg.Point{X: pl.x0, Y: y + lineH*0.1}, m.labels[i])
 	}
 }
 
@@ -282,6 +425,19 @@ type vertical struct{ style draw.LineStyle }
 func (v vertical) Thumbnail(c *draw.Canvas) {
 	x := (c.Min.X + c.Max.X) / 2
 	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+}
+
+// interval is a legend sample: an error bar with caps.
+type interval struct {
+	style draw.LineStyle
+	cap   vg.Length
+}
+
+func (v interval) Thumbnail(c *draw.Canvas) {
+	x := (c.Min.X + c.Max.X) / 2
+	c.StrokeLine2(v.style, x, c.Min.Y, x, c.Max.Y)
+	c.StrokeLine2(v.style, x-v.cap/2, c.Min.Y, x+v.cap/2, c.Min.Y)
+	c.StrokeLine2(v.style, x-v.cap/2, c.Max.Y, x+v.cap/2, c.Max.Y)
 }
 
 func short(sha string) string {

@@ -15,6 +15,10 @@ import (
 	"github.com/perfbot/perfbot/analysis"
 )
 
+// sha is the SHA of a fixture's commit i: c0ffee0, c0ffee1, … and
+// zeros.
+func sha(i int) string { return fmt.Sprintf("%07x%033x", 0xc0ffee0+i, 0) }
+
 // trend returns a trend of n commits with change points at the given
 // indices, each a +10% step, and no interval on every fifth commit.
 func trend(n int, at ...int) *analysis.Trend {
@@ -22,7 +26,7 @@ func trend(n int, at ...int) *analysis.Trend {
 		Key:        analysis.Key{Benchmark: "Prove", Phase: "total", Unit: "sec/op"},
 		Machine:    "gpu-1",
 		Order:      analysis.OrderFirstParent,
-		Head:       fmt.Sprintf("%040x", n),
+		Head:       sha(n - 1),
 		Confidence: 0.95,
 	}
 	level, start := 0.8, 0
@@ -30,12 +34,12 @@ func trend(n int, at ...int) *analysis.Trend {
 		if len(at) > 0 && at[0] == i {
 			t.Segments = append(t.Segments, analysis.TrendSegment{Start: start, End: i, Median: level})
 			t.ChangePoints = append(t.ChangePoints, analysis.TrendChange{
-				Index: i, Commit: fmt.Sprintf("%040x", i+1), Before: level, After: level * 1.1, ChangePct: 10, Direction: "regression",
+				Index: i, Commit: sha(i), Before: level, After: level * 1.1, ChangePct: 10, Direction: "regression",
 			})
 			level, start, at = level*1.1, i, at[1:]
 		}
 		m := level * (1 + 0.002*math.Sin(float64(i)))
-		c := analysis.TrendCommit{Index: i, Commit: fmt.Sprintf("%040x", i+1), FirstRun: time.Unix(int64(i)*3600, 0), Runs: 6,
+		c := analysis.TrendCommit{Index: i, Commit: sha(i), FirstRun: time.Unix(int64(i)*3600, 0), Runs: 6,
 			Median: m, Lo: m * 0.99, Hi: m * 1.01}
 		if i%5 == 4 {
 			c.Runs, c.Lo, c.Hi = 3, math.Inf(-1), math.Inf(1)

@@ -259,40 +259,52 @@ func TestPhasesInsideMSMB2sSpanCarryNoHostCounters(t *testing.T) {
 	// at +31.5% [wide] then).
 	base := &planted{offloader: eng, g2Extra: 4 * branch, g2Idle: true}
 	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 1, g2Extra: 4 * branch, g2Idle: true}
-	var baseRuns, headRuns []analysis.Run
-	for i := range 10 {
-		for _, side := range []*planted{base, head} {
-			ms := prove(side)
-			var span Measurement
-			for _, x := range ms {
-				if x.Phase == PhaseMSMB2 {
-					span = x
-				}
-			}
-			for _, x := range ms {
-				inside := x.Lane == "" && !x.Start.Before(span.Start) && !x.End().After(span.End())
-				if !inside {
-					continue
-				}
-				for _, metric := range x.Metrics {
-					if hostUnits[metric.Unit] {
-						t.Fatalf("proof %d: %s ran inside msm_b2's span and has %s %g: the host's counts then are msm_b2's", i, x.Phase, metric.Unit, metric.Value)
+	var (
+		baseRuns, headRuns []analysis.Run
+		r                  *analysis.Report
+		msmH               *analysis.Row
+	)
+	// Ten rounds find the doubled msm_h on a quiet machine; while the
+	// rest of the suite loads both cores its intervals widen (once
+	// +86.8%, inconclusive at ten), so rounds are added, five at a time,
+	// up to thirty, as perfbot compare adds runs.
+	for i := 0; i < 30 && (msmH == nil || msmH.Verdict == analysis.VerdictInconclusive); {
+		for end := i + max(10-i, 5); i < end; i++ {
+			for _, side := range []*planted{base, head} {
+				ms := prove(side)
+				var span Measurement
+				for _, x := range ms {
+					if x.Phase == PhaseMSMB2 {
+						span = x
 					}
 				}
+				for _, x := range ms {
+					inside := x.Lane == "" && !x.Start.Before(span.Start) && !x.End().After(span.End())
+					if !inside {
+						continue
+					}
+					for _, metric := range x.Metrics {
+						if hostUnits[metric.Unit] {
+							t.Fatalf("proof %d: %s ran inside msm_b2's span and has %s %g: the host's counts then are msm_b2's", i, x.Phase, metric.Unit, metric.Value)
+						}
+					}
+				}
+				if side == base {
+					baseRuns = append(baseRuns, runOf("base", ms))
+				} else {
+					headRuns = append(headRuns, runOf("head", ms))
+				}
 			}
-			if side == base {
-				baseRuns = append(baseRuns, runOf("base", ms))
-			} else {
-				headRuns = append(headRuns, runOf("head", ms))
+		}
+		r = analysis.Compare(analysis.Input{Base: baseRuns, Head: headRuns}, analysis.Options{})
+		msmH = nil
+		for j, row := range r.Phases {
+			if row.Phase == PhaseMSMH && row.Unit == "sec/op" {
+				msmH = &r.Phases[j]
 			}
 		}
 	}
-	r := analysis.Compare(analysis.Input{Base: baseRuns, Head: headRuns}, analysis.Options{})
-	var msmH *analysis.Row
-	for i, row := range r.Phases {
-		if row.Phase == PhaseMSMH && row.Unit == "sec/op" {
-			msmH = &r.Phases[i]
-		}
+	for _, row := range r.Phases {
 		if row.Phase == PhaseMSMH && hostUnits[row.Unit] {
 			t.Errorf("msm_h has a %s row: inside msm_b2's span it has no host counters", row.Unit)
 		}

@@ -86,19 +86,7 @@ func (r comparisonRow) comparison() Comparison {
 // RecentComparisons returns the newest limit stored comparisons, newest
 // first, without their reports: what the dashboard's index lists.
 func (db *DB) RecentComparisons(ctx context.Context, limit int) ([]Comparison, error) {
-	var rows []comparisonRow
-	err := db.db.SelectContext(ctx, &rows, db.db.Rebind(`
-		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict
-		FROM comparisons c JOIN repos p ON p.id = c.repo_id
-		ORDER BY c.created_at DESC, c.id DESC LIMIT ?`), limit)
-	if err != nil {
-		return nil, fmt.Errorf("recent comparisons: %w", err)
-	}
-	out := make([]Comparison, len(rows))
-	for i, r := range rows {
-		out[i] = r.comparison()
-	}
-	return out, nil
+	return db.listComparisons(ctx, "recent comparisons", `ORDER BY c.created_at DESC, c.id DESC LIMIT ?`, limit)
 }
 
 // ComparisonCounts returns how many comparisons were stored with each
@@ -119,4 +107,38 @@ func (db *DB) ComparisonCounts(ctx context.Context) (map[string]int64, error) {
 		out[v] = n
 	}
 	return out, rows.Err()
+}
+
+// PairComparisons returns every stored comparison of head against base
+// in repo, newest first, without their reports: the compare page lists
+// them all, so that no comparison of a pair is out of reach.
+func (db *DB) PairComparisons(ctx context.Context, repo, base, head string) ([]Comparison, error) {
+	return db.listComparisons(ctx, fmt.Sprintf("comparisons of %s against %s in %s", short12(head), short12(base), repo), `
+		WHERE p.name = ? AND c.base_sha = ? AND c.head_sha = ?
+		ORDER BY c.created_at DESC, c.id DESC`, repo, base, head)
+}
+
+// CommitComparisons returns the newest limit stored comparisons of repo
+// whose base or head is sha, newest first, without their reports.
+func (db *DB) CommitComparisons(ctx context.Context, repo, sha string, limit int) ([]Comparison, error) {
+	return db.listComparisons(ctx, fmt.Sprintf("comparisons of %s in %s", short12(sha), repo), `
+		WHERE p.name = ? AND (c.base_sha = ? OR c.head_sha = ?)
+		ORDER BY c.created_at DESC, c.id DESC LIMIT ?`, repo, sha, sha, limit)
+}
+
+// listComparisons selects comparisons, without their reports, by a
+// WHERE and ORDER BY clause over c (comparisons) and p (repos).
+func (db *DB) listComparisons(ctx context.Context, what, where string, args ...any) ([]Comparison, error) {
+	var rows []comparisonRow
+	err := db.db.SelectContext(ctx, &rows, db.db.Rebind(`
+		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict
+		FROM comparisons c JOIN repos p ON p.id = c.repo_id `+where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out := make([]Comparison, len(rows))
+	for i, r := range rows {
+		out[i] = r.comparison()
+	}
+	return out, nil
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/perfbot/perfbot/analysis"
 )
@@ -129,4 +132,112 @@ func short12(sha string) string {
 		return sha[:12]
 	}
 	return sha
+}
+
+// HeadlineRuns is how many of each repository's newest ok timed baseline
+// runs RecentHeadlines reads: enough for a sparkline of the last few
+// dozen commits and a change point among them, few enough for the
+// dashboard's front page to answer at once on a long history.
+const HeadlineRuns = 300
+
+// A HeadlinePoint is one baseline run's value of a benchmark's headline
+// series: its total phase, or the series of a benchmark without phases.
+type HeadlinePoint struct {
+	Repo      string
+	Key       analysis.Key
+	RunID     int64
+	Commit    string
+	Machine   string
+	StartedAt time.Time
+	Value     float64
+}
+
+// RecentHeadlines returns the headline values in unit (phase "total" or
+// "") of each repository's newest runs ok timed baseline runs, ordered by
+// repository, benchmark, phase, start and run: the front page's latest
+// values, sparklines and change points, in one query.
+func (db *DB) RecentHeadlines(ctx context.Context, runs int, unit string) ([]HeadlinePoint, error) {
+	rows, err := db.db.QueryContext(ctx, db.db.Rebind(`
+		WITH newest AS (
+			SELECT id, repo_id, commit_sha, machine, started_at FROM (
+				SELECT r.id, r.repo_id, r.commit_sha, r.machine, r.started_at,
+				       row_number() OVER (PARTITION BY r.repo_id ORDER BY r.started_at DESC, r.id DESC) AS n
+				FROM runs r
+				WHERE r.kind = ? AND r.status = ? AND r.tool = ''
+			) ranked
+			WHERE n <= ?
+		)
+		SELECT p.name, s.benchmark, s.phase, r.id, r.commit_sha, r.machine, r.started_at, s.value
+		FROM newest r
+		JOIN samples s ON s.run_id = r.id
+		JOIN repos p ON p.id = r.repo_id
+		WHERE s.phase IN ('total', '') AND s.unit = ?
+		ORDER BY p.name, s.benchmark, s.phase, r.started_at, r.id, s.seq`),
+		string(KindBaseline), string(analysis.StatusOK), runs, unit)
+	if err != nil {
+		return nil, fmt.Errorf("recent headlines: %w", err)
+	}
+	defer rows.Close()
+	var (
+		out  []HeadlinePoint
+		vals []float64
+	)
+	flush := func() {
+		if len(vals) > 0 {
+			out[len(out)-1].Value = median(vals)
+			vals = vals[:0]
+		}
+	}
+	for rows.Next() {
+		var (
+			p       HeadlinePoint
+			started dbTime
+			v       float64
+		)
+		if err := rows.Scan(&p.Repo, &p.Key.Benchmark, &p.Key.Phase, &p.RunID, &p.Commit, &p.Machine, &started, &v); err != nil {
+			return nil, fmt.Errorf("recent headlines: %w", err)
+		}
+		p.Key.Unit = unit
+		if n := len(out); n == 0 || out[n-1].RunID != p.RunID || out[n-1].Key != p.Key || out[n-1].Repo != p.Repo {
+			flush()
+			p.StartedAt = started.Time
+			out = append(out, p)
+		}
+		vals = append(vals, v) // a run that measured the series several times: its median
+	}
+	flush()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("recent headlines: %w", err)
+	}
+	return out, nil
+}
+
+// Commits returns what the store knows of the given commits of repo
+// (subject, author time, parents), by SHA; a commit it does not know is
+// absent.
+func (db *DB) Commits(ctx context.Context, repo string, shas []string) (map[string]Commit, error) {
+	out := make(map[string]Commit, len(shas))
+	if len(shas) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(`
+		SELECT c.sha, c.parents, c.author_time, c.subject
+		FROM commits c JOIN repos p ON p.id = c.repo_id
+		WHERE p.name = ? AND c.sha IN (?)`, repo, shas)
+	if err != nil {
+		return nil, fmt.Errorf("commits of %s: %w", repo, err)
+	}
+	var rows []struct {
+		SHA        string `db:"sha"`
+		Parents    string `db:"parents"`
+		AuthorTime dbTime `db:"author_time"`
+		Subject    string `db:"subject"`
+	}
+	if err := db.db.SelectContext(ctx, &rows, db.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("commits of %s: %w", repo, err)
+	}
+	for _, r := range rows {
+		out[r.SHA] = Commit{SHA: r.SHA, Parents: strings.Fields(r.Parents), AuthorTime: r.AuthorTime.Time, Subject: r.Subject}
+	}
+	return out, nil
 }

@@ -144,7 +144,9 @@ perfbot worker runs the benchmarks, on the GPU hosts.`,
 				Metrics: metrics, Ping: ping, Private: true, Token: token,
 				Dashboard: dashboard.New(dashboard.Config{
 					Store: db, Logger: log,
-					Jobs: func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) },
+					Jobs:       func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) },
+					Queues:     func(ctx context.Context) ([]queue.QueueStatus, error) { return queue.Statuses(ctx, db.SQL()) },
+					JobTimeout: cfg.jobTimeout,
 				}),
 			}
 			if cfg.Dashboard.Listen == dashboardSame {

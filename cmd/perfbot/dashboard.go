@@ -77,6 +77,7 @@ the queue on PostgreSQL; a SQLite store has none.`,
 			cfg := dashboard.Config{Store: db, Logger: log}
 			if db.Driver() == store.DriverPostgres {
 				cfg.Jobs = func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) }
+				cfg.Queues = func(ctx context.Context) ([]queue.QueueStatus, error) { return queue.Statuses(ctx, db.SQL()) }
 			}
 			h := server.New(server.Config{
 				Private: true, Dashboard: dashboard.New(cfg), Token: token,

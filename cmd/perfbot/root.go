@@ -86,6 +86,6 @@ which phase got slower, by how much, and why.`,
 		return &usageError{cmd: cmd.CommandPath(), err: err}
 	})
 	root.AddCommand(newCompareCommand(), newInitCommand(), newRunCommand(), newBackfillCommand(), newExportCommand(), newCalibrateCommand(),
-		newProveCommand(), newTrendCommand(), newBisectCommand(), newMigrateCommand(), newServeCommand(), newDashboardCommand(), newWorkerCommand(), newPRCommand(), newSystemCommand(), newVersionCommand())
+		newProveCommand(), newTrendCommand(), newBisectCommand(), newMigrateCommand(), newCopyCommand(), newServeCommand(), newDashboardCommand(), newWorkerCommand(), newPRCommand(), newSystemCommand(), newVersionCommand())
 	return root
 }

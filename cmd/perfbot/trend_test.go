@@ -299,6 +299,10 @@ func TestTrend(t *testing.T) {
 			if !strings.Contains(st.text, "ms/op") || !strings.Contains(st.text, f.main[0][:7]) {
 				t.Errorf("%v: SVG text %q: want the y axis in ms/op and short SHAs on the x axis", tc.args, st.text)
 			}
+			// The title names the unit the axis shows, not the stored one.
+			if strings.Contains(st.text, "sec/op") {
+				t.Errorf("%v: SVG text %q names sec/op beside an axis in ms/op", tc.args, st.text)
+			}
 		}
 	})
 

@@ -1,15 +1,22 @@
 package dashboard
 
 import (
-	"cmp"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"regexp"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/perfbot/perfbot/store/storetest"
 )
 
 // chromium returns the path of a Chromium binary, or skips t when there
@@ -29,80 +36,191 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// dumpDOM loads url in headless Chromium and returns the DOM it built.
-func dumpDOM(t *testing.T, bin, url string) string {
+// browser starts headless Chromium at 1400×1000 for t and returns its
+// context, and the list of every URL a page of it requested.
+func browser(t *testing.T, bin string) (context.Context, func() []string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-		"--disable-extensions", "--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), "--dump-dom", url)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom %s: %v\n%s", url, err, stderr.String())
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-quic", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	var (
+		mu   sync.Mutex
+		urls []string
+	)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			urls = append(urls, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("start chromium: %v", err)
 	}
-	return string(out)
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("enable the network domain: %v", err)
+	}
+	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(urls) }
 }
 
-// TestChromiumRendersTheDashboard serves the dashboard on a random port
-// and loads each page in headless Chromium: the trend chart (an SVG with
-// its median line and the change point's red line), the data table
-// behind it, the stacked phases chart with a segment per phase and
-// commit, the comparison and the job queue are in the DOM the browser
-// built, and no page refers to anything off the server.
-func TestChromiumRendersTheDashboard(t *testing.T) {
-	bin := chromium(t)
-	t.Parallel()
-	srv := httptest.NewServer(newTestDashboard(t, nil))
-	t.Cleanup(srv.Close)
+// screenshot saves the page as a PNG: under docs/screenshots when
+// PERFBOT_UPDATE_SCREENSHOTS=1 (the README shows them), else in a
+// temporary directory, so that taking it is tested either way.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Getenv("PERFBOT_UPDATE_SCREENSHOTS") == "1" {
+		dir = filepath.Join("..", "..", "docs", "screenshots")
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if len(png) < 10_000 {
+		t.Errorf("screenshot %s: %d bytes; a page of the dashboard is more", name, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
-	trendQ := query("repo", testRepo, "benchmark", bench, "phase", "msm_h", "since", "all")
-	pages := map[string][]string{
-		"/": {`<h2 class="repo">perfbot/prover</h2>`, `class="trend-link"`, `class="phases-link"`},
-		"/trend?" + trendQ: {
-			`<svg id="trend-svg"`, `stroke:#D62728`, // the change point's line
-			`<table id="trend-data">`, `class="commit change-point" data-commit="` + sha(stepAt) + `"`,
-			`href="https://github.com/perfbot/prover/commit/` + sha(0) + `"`,
-		},
-		"/phases?" + query("repo", testRepo, "benchmark", bench, "since", "all"): {
-			`<svg id="phases-svg"`, `>synthesis</text>`, `>msm_h</text>`, `>other</text>`, `<table id="phases-data">`, // the legend
-		},
-		"/compare?" + query("repo", testRepo, "base", cmpBase, "head", cmpHead): {`class="verdict-regression"`, `data-series="` + bench + `/phase=msm_h"`},
-		"/jobs": {`id="no-queue"`},
+// TestBrowserFollowsTheLinkChain loads the dashboard of a real store
+// (SQLite, and PostgreSQL where there is a server) in headless Chromium
+// and chases a slowdown as a maintainer would: from the front page's
+// benchmark to its trend; hovering a point shows its tooltip (commit,
+// subject, median and interval, runs); hovering the change point says
+// so, and clicking it opens the change page, whose bisect command is the
+// one to paste; from there the comparison of the two commits, and each
+// commit's page. Every page is checked for its content, screenshotted at
+// 1400×1000, and no request leaves the server.
+func TestBrowserFollowsTheLinkChain(t *testing.T) {
+	bin := chromium(t)
+	t.Run("SQLite", func(t *testing.T) {
+		followTheLinkChain(t, bin, testStore(t), true)
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		storetest.PostgresAdmin(t)
+		followTheLinkChain(t, bin, testStoreAt(t, storetest.FreshPostgres(t)), false)
+	})
+}
+
+func followTheLinkChain(t *testing.T, bin string, db Store, shots bool) {
+	srv := httptest.NewServer(New(Config{Store: db, Now: func() time.Time { return now }}))
+	t.Cleanup(srv.Close)
+	ctx, requests := browser(t, bin)
+	shot := func(name string) {
+		if shots {
+			screenshot(t, ctx, name)
+		}
 	}
-	// Counts of the data behind the charts: the trend's table has a row
-	// per commit and a comparison link for each but the first; the
-	// stacked chart (chart.Stacked) a bar per commit and a legend swatch
-	// for each part, here the first phase and "other", and a table row
-	// per commit.
-	counts := map[string]map[string]int{
-		"/trend?" + trendQ: {`<tr class="commit`: commits, `class="compare-link"`: commits - 1},
-		"/phases?" + query("repo", testRepo, "benchmark", bench, "since", "all"): {
-			`fill:#1F77B4"`: commits + 1, `fill:#C7C7C7"`: commits + 1, `<tr class="commit"`: commits},
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
 	}
-	offsite := regexp.MustCompile(`(?i)<(?:script|link|img|iframe)[^>]*(?:src|href)="(?:https?:)?//`)
-	for path, wants := range pages {
-		// One at a time: Chromium starts faster alone than beside others
-		// on a small machine.
-		name := cmp.Or(strings.TrimPrefix(strings.SplitN(path, "?", 2)[0], "/"), "index")
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			dom := dumpDOM(t, bin, srv.URL+path)
-			t.Logf("%d bytes of DOM in %v", len(dom), time.Since(start).Round(time.Millisecond))
-			for _, w := range wants {
-				if !strings.Contains(dom, w) {
-					t.Errorf("the DOM lacks %s", w)
-				}
-			}
-			for s, n := range counts[path] {
-				if got := strings.Count(dom, s); got != n {
-					t.Errorf("the DOM has %s %d times; want %d", s, got, n)
-				}
-			}
-			if m := offsite.FindString(dom); m != "" {
-				t.Errorf("the page loads something off the server: %s", m)
-			}
-		})
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	// pointAt is where commit i's point is drawn, in the page's pixels.
+	pointAt := func(i int) chromedp.Action[[]float64] {
+		return chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => { const u = window.perfbotChart; const r = u.over.getBoundingClientRect();
+			return [r.left + u.valToPos(%d, "x"), r.top + u.valToPos(u.data[1][%d], "y")]; })()`, i, i))
+	}
+
+	// The front page: the benchmark's headline, its last change.
+	run("open /", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS(`table.benchmarks`)))
+	if got := text(`#recent-changes tr.change`); !strings.Contains(got, "+7.") || !strings.Contains(got, "regression") {
+		t.Errorf("recent change points: %q; want total's +7.4%% regression", got)
+	}
+	shot("index")
+
+	// Its trend, by the headline's link.
+	run("open the trend", chromedp.Click(chromedp.CSS(`tr.benchmark a.trend-link`)),
+		chromedp.WaitVisible(chromedp.CSS(`#trend-chart[data-ready="true"] canvas`)))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(loc, "phase=total") {
+		t.Errorf("the headline's trend link opened %s; want total's trend", loc)
+	}
+	hover := func(i int) string {
+		t.Helper()
+		xy, err := chromedp.Run(ctx, pointAt(i))
+		if err != nil || len(xy) != 2 {
+			t.Fatalf("find commit %d's point: %v %v", i, xy, err)
+		}
+		run("hover", chromedp.MouseEvent(chromedp.MouseMoved, xy[0], xy[1]), chromedp.WaitVisible(chromedp.CSS(`#trend-tooltip`)))
+		return text(`#trend-tooltip`)
+	}
+	tip := hover(3)
+	for _, want := range []string{short(sha(3)), "commit 3", "median 1.3", " [1.3", "sec/op", fmt.Sprintf("%d runs", runsPer)} {
+		if !strings.Contains(tip, want) {
+			t.Errorf("tooltip of commit 3 %q lacks %q", tip, want)
+		}
+	}
+	shot("trend")
+	tip = hover(stepAt)
+	if !strings.Contains(tip, short(sha(stepAt))) || !strings.Contains(tip, "change point: +7.") {
+		t.Errorf("tooltip of the change point: %q", tip)
+	}
+
+	// Clicking the change point opens its page: the bisect command.
+	xy, err := chromedp.Run(ctx, pointAt(stepAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("click the change point", chromedp.MouseClickXY(xy[0], xy[1]), chromedp.WaitVisible(chromedp.CSS(`pre.bisect-command`)))
+	wantCmd := "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --phase msm_h"
+	if got := text(`pre.bisect-command`); got != wantCmd {
+		t.Errorf("bisect command %q; want %q", got, wantCmd)
+	}
+	if got := text(`#summary`); !strings.Contains(got, "msm_h +25.") {
+		t.Errorf("the segments' comparison says %q; want msm_h +25%%", got)
+	}
+	shot("change")
+
+	// The two commits compared, then the first bad commit's page.
+	run("open the comparison", chromedp.Click(chromedp.CSS(`p a.compare-link`)), chromedp.WaitVisible(chromedp.CSS(`#summary`)))
+	if got := text(`#summary`); !strings.HasPrefix(got, "Inconclusive") && !strings.HasPrefix(got, "Regression") {
+		t.Errorf("comparison of the two commits: %q", got)
+	}
+	run("open the head's page", chromedp.Click(chromedp.CSS(`p.muted a.commit-link:nth-of-type(2)`)), chromedp.WaitVisible(chromedp.CSS(`#commit-runs`)))
+	if got := text(`h1`); !strings.Contains(got, "commit 15") {
+		t.Errorf("commit page heading %q; want commit 15's subject", got)
+	}
+
+	// A stored comparison's page, with its attribution, and the stacked
+	// phases.
+	run("open a comparison", chromedp.Navigate(srv.URL+"/compare?"+query("repo", testRepo, "base", cmpBase[:8], "head", cmpHead[:8])),
+		chromedp.WaitVisible(chromedp.CSS(`#attribution`)))
+	if got := text(`.sharebar`); !strings.Contains(got, "msm_h") {
+		t.Errorf("attribution bar %q lacks msm_h", got)
+	}
+	run("open the other units", chromedp.Click(chromedp.CSS(`#other-units summary`)))
+	shot("compare")
+	run("open the phases", chromedp.Navigate(srv.URL+"/phases?"+query("repo", testRepo, "benchmark", bench, "since", "all")),
+		chromedp.WaitVisible(chromedp.CSS(`#phases-chart svg`)))
+	shot("phases")
+	run("open the jobs", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`#no-queue`)))
+
+	// Nothing but the server was asked for anything.
+	reqs := requests()
+	if len(reqs) < 10 {
+		t.Errorf("only %d requests seen: %v", len(reqs), reqs)
+	}
+	for _, u := range reqs {
+		if !strings.HasPrefix(u, srv.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("a page asked for %s, off the server", u)
+		}
 	}
 }

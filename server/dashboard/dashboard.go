@@ -12,8 +12,11 @@
 //
 //	/                       index of series         /api/series
 //	/trend?repo&benchmark&phase&unit[&since&machine] /api/trend
+//	/trend.svg, /trend.png (same query)              the chart as perfbot trend draws it
 //	/phases?repo&benchmark[&unit&since&machine]      /api/phases
-//	/compare?repo&base&head                          /api/compare
+//	/compare?repo&base&head or ?id                   /api/compare
+//	/change?repo&benchmark&phase&unit&at[&since&machine] /api/change
+//	/commit?repo&sha                                 /api/commit
 //	/jobs                                            /api/jobs
 package dashboard
 
@@ -31,6 +34,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/chart"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
@@ -41,9 +45,13 @@ type Store interface {
 	Trend(ctx context.Context, repo string, key analysis.Key, since time.Time) ([]store.TrendPoint, error)
 	Runs(ctx context.Context, q store.RunQuery) ([]store.RunRecord, error)
 	History(ctx context.Context, q store.HistoryQuery) (map[analysis.Key][]float64, error)
-	LatestComparison(ctx context.Context, repo, base, head string) (*store.Comparison, error)
+	Comparison(ctx context.Context, id int64) (*store.Comparison, error)
+	PairComparisons(ctx context.Context, repo, base, head string) ([]store.Comparison, error)
+	CommitComparisons(ctx context.Context, repo, sha string, limit int) ([]store.Comparison, error)
 	ResolveCommit(ctx context.Context, repo, prefix string) (string, error)
 	RecentComparisons(ctx context.Context, limit int) ([]store.Comparison, error)
+	RecentHeadlines(ctx context.Context, runs int, unit string) ([]store.HeadlinePoint, error)
+	Commits(ctx context.Context, repo string, shas []string) (map[string]store.Commit, error)
 }
 
 var _ Store = (*store.DB)(nil)
@@ -54,6 +62,14 @@ type Config struct {
 	// Jobs lists the newest jobs of the queue; nil when there is no
 	// queue (SQLite), and the jobs page says so.
 	Jobs func(ctx context.Context, limit int) ([]queue.Job, error)
+	// Queues says how each queue is served (queue.Statuses), for the
+	// jobs page's warning about a queue no worker serves; nil: no
+	// warning.
+	Queues func(ctx context.Context) ([]queue.QueueStatus, error)
+	// JobTimeout is how long a job may take (perfbot serve's
+	// job_timeout; 0: its default): a queue whose jobs wait longer while
+	// no worker starts any is warned about.
+	JobTimeout time.Duration
 	// Now returns the current time (nil: time.Now), for --since windows.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -82,21 +98,44 @@ func New(cfg Config) *Dashboard {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Dashboard{cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	for _, p := range []string{"index", "trend", "phases", "compare", "jobs"} {
-		d.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+p+".html"))
+	for _, p := range []string{"index", "trend", "phases", "compare", "change", "commit", "jobs"} {
+		d.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/report.html", "templates/"+p+".html"))
 	}
 	static, _ := fs.Sub(staticFS, "static")
 	d.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	d.route("/{$}", "index", d.index)
 	d.route("/trend", "trend", d.trend)
+	d.mux.HandleFunc("GET /trend.svg", d.trendImage(chart.SVG))
+	d.mux.HandleFunc("GET /trend.png", d.trendImage(chart.PNG))
 	d.route("/phases", "phases", d.phases)
 	d.route("/compare", "compare", d.compare)
+	d.route("/change", "change", d.change)
+	d.route("/commit", "commit", d.commit)
 	d.route("/jobs", "jobs", d.jobs)
 	return d
 }
 
 // ServeHTTP implements http.Handler.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.mux.ServeHTTP(w, r) }
+
+// trendImage serves a trend's chart as perfbot trend --format svg|png
+// draws it (chart.Trend), for saving or embedding elsewhere.
+func (d *Dashboard) trendImage(format string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, _, err := d.requestTrend(r)
+		if err != nil {
+			d.fail(w, r, err, false)
+			return
+		}
+		var buf bytes.Buffer
+		if err := chart.Trend(&buf, t, chart.Options{Format: format, Width: 1400, Height: 700}); err != nil {
+			d.fail(w, r, fmt.Errorf("draw trend: %w", err), false)
+			return
+		}
+		w.Header().Set("Content-Type", map[string]string{chart.SVG: "image/svg+xml", chart.PNG: "image/png"}[format])
+		w.Write(buf.Bytes())
+	}
+}
 
 // A loader builds one page's data from a request; errors of kind
 // *requestError are the client's.

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +24,7 @@ import (
 	"github.com/perfbot/perfbot/store/queue"
 )
 
-// The synthetic history: 30 commits of a GitHub repository on main, 3
+// The synthetic history: 30 commits of a GitHub repository on main, 6
 // baseline runs each on gpu-1, phases synthesis, ntt and msm_h; msm_h
 // grows by 25% from commit stepAt on, total is the phases plus 50 ms.
 // Two more commits (cmpBase, cmpHead) have 8 compare runs each, head's
@@ -31,6 +35,7 @@ const (
 	localRepo  = "/srv/clones/prover"
 	bench      = "Prove/circuit=sha256/constraints=65536/backend=gpu"
 	commits    = 30
+	runsPer    = 6 // baseline runs of each commit: enough for an interval
 	stepAt     = 15
 	otherTotal = 0.050
 )
@@ -73,9 +78,14 @@ func samples(commit, run int, step float64) []analysis.Sample {
 // testStore returns a new SQLite store with the synthetic history.
 func testStore(t *testing.T) *store.DB {
 	t.Helper()
+	return testStoreAt(t, filepath.Join(t.TempDir(), "perfbot.db"))
+}
+
+// testStoreAt stores the synthetic history in the database at dsn.
+func testStoreAt(t *testing.T, dsn string) *store.DB {
+	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "perfbot.db")
-	db, err := store.Open(ctx, path, store.Options{})
+	db, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +97,7 @@ func testStore(t *testing.T) *store.DB {
 		}
 	}
 	for i := range commits {
-		for j := range 3 {
+		for j := range runsPer {
 			save(&store.RunRecord{
 				Repo: testRepo, Commit: store.Commit{SHA: sha(i), Subject: fmt.Sprintf("commit %d", i)},
 				Kind: store.KindBaseline, Machine: "gpu-1", ConfigHash: "cfg", Status: analysis.StatusOK,
@@ -115,20 +125,43 @@ func testStore(t *testing.T) *store.DB {
 	var rep bytes.Buffer
 	if err := analysis.RenderJSON(&rep, &analysis.Report{Verdict: analysis.VerdictImprovement, Base: sha(1), Head: sha(2),
 		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, Verdict: analysis.VerdictImprovement,
-			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, ShiftPct: -20, BaseValue: 0.1, HeadValue: 0.08, Shift: -0.02,
+			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, ShiftPct: -20, BaseValue: 0.1, HeadValue: 0.08, Shift: -0.02, ShiftLo: -0.0225, ShiftHi: -0.01725,
 			DeltaLoPct: -22.5, DeltaHiPct: -17.25, PValue: 0.001}},
 		Warnings: []string{}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.SaveComparison(ctx, &store.Comparison{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2),
-		Verdict: "improvement", Report: rep.String(), Markdown: "…", CreatedAt: t0.Add(2 * 24 * time.Hour)}); err != nil {
+	// Two comparisons of the pair (sha(1), sha(2)): an older inconclusive
+	// one and the improvement; and an A/A comparison of sha(5) that
+	// called a (false) improvement.
+	var older bytes.Buffer
+	if err := analysis.RenderJSON(&older, &analysis.Report{Verdict: analysis.VerdictInconclusive, Base: sha(1), Head: sha(2), Warnings: []string{}}); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []store.Comparison{
+		{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2), Verdict: "inconclusive", Report: older.String(), CreatedAt: t0.Add(24 * time.Hour)},
+		{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2), Verdict: "improvement", Report: rep.String(), Markdown: "…", CreatedAt: t0.Add(2 * 24 * time.Hour)},
+		{Repo: testRepo, BaseSHA: sha(5), HeadSHA: sha(5), Verdict: "improvement",
+			Report: strings.ReplaceAll(strings.ReplaceAll(rep.String(), sha(1), sha(5)), sha(2), sha(5)), CreatedAt: t0.Add(5 * 24 * time.Hour)},
+	} {
+		if _, err := db.SaveComparison(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return db
 }
 
 func newTestDashboard(t *testing.T, jobs func(context.Context, int) ([]queue.Job, error)) *Dashboard {
-	return New(Config{Store: testStore(t), Jobs: jobs, Now: func() time.Time { return now }})
+	return New(Config{Store: testStore(t), Jobs: jobs, Now: func() time.Time { return now },
+		Logger: slog.New(slog.NewTextHandler(testLog{t}, nil))})
+}
+
+// testLog writes the dashboard's log lines (a 500's cause) to the test's
+// log.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 func do(t *testing.T, h http.Handler, path string) (int, string) {
@@ -178,7 +211,7 @@ func TestDashboard(t *testing.T) {
 		for _, s := range b[0].Series {
 			got = append(got, s.Phase+" "+s.Unit)
 		}
-		want := "msm_h sec/op,ntt sec/op,synthesis sec/op,total page-faults/op,total sec/op"
+		want := "total sec/op,total page-faults/op,msm_h sec/op,ntt sec/op,synthesis sec/op" // total first
 		if strings.Join(got, ",") != want {
 			t.Errorf("series: %s; want %s", strings.Join(got, ","), want)
 		}
@@ -189,13 +222,40 @@ func TestDashboard(t *testing.T) {
 		if code != 200 || !strings.Contains(page, `href="/trend?benchmark=Prove%2Fcircuit%3Dsha256`) {
 			t.Errorf("index page: %d, lacks a trend link:\n%s", code, page)
 		}
-		// The stored comparison is listed, linked to its page.
-		if len(idx.Comparisons) != 1 || idx.Comparisons[0].Head != sha(2) || idx.Comparisons[0].Verdict != "improvement" ||
-			idx.Comparisons[0].CompareURL != "/compare?"+query("base", sha(1), "head", sha(2), "repo", testRepo) {
-			t.Errorf("recent comparisons %+v; want the stored improvement of %s against %s", idx.Comparisons, sha(2)[:7], sha(1)[:7])
+		// The stored comparisons are listed, newest first, each linked to
+		// its own page.
+		if len(idx.Comparisons) != 3 || idx.Comparisons[1].Head != sha(2) || idx.Comparisons[1].Verdict != "improvement" ||
+			idx.Comparisons[1].CompareURL != fmt.Sprintf("/compare?id=%d", idx.Comparisons[1].ID) || idx.Comparisons[0].Head != sha(5) {
+			t.Errorf("recent comparisons %+v; want the A/A of %s, then the stored improvement of %s against %s", idx.Comparisons, sha(5)[:7], sha(2)[:7], sha(1)[:7])
 		}
-		if !strings.Contains(page, `id="recent-comparisons"`) || !strings.Contains(page, `class="verdict-improvement">improvement<`) {
+		if !strings.Contains(page, `id="recent-comparisons"`) || !strings.Contains(page, `class="verdict verdict-improvement">improvement<`) {
 			t.Errorf("index page lacks the recent comparisons")
+		}
+		// The headline: total's latest median, its sparkline and its last
+		// change point (msm_h's +25% from commit stepAt moves total by
+		// 0.1 s of 1.35 s), on the machine with the most runs.
+		h := b[0].Headline
+		if h == nil {
+			t.Fatal("no headline for the benchmark")
+		}
+		wantLatest := otherTotal
+		for p := range phaseBase {
+			wantLatest += phaseValue(p, commits-1, 1, 1.25)
+		}
+		if h.Phase != "total" || h.Machine != "gpu-1" || len(h.Values) != commits || math.Abs(h.Latest/wantLatest-1) > 0.01 || h.LatestCommit != sha(commits-1) {
+			t.Errorf("headline %+v; want total on gpu-1, %d values, latest ≈ %.4f at %s", h, commits, wantLatest, sha(commits - 1)[:7])
+		}
+		if c := h.Change; c == nil || c.Commit != sha(stepAt) || c.Direction != "regression" || math.Abs(c.ChangePct-100*0.1/1.35) > 0.6 ||
+			!slices.Equal(h.ChangeAt, []int{stepAt}) || !strings.HasPrefix(c.ChangeURL, "/change?") {
+			t.Errorf("last change %+v at %v; want a regression of about +7.4%% at %s", c, h.ChangeAt, sha(stepAt)[:7])
+		}
+		if len(idx.Changes) != 1 || idx.Changes[0].Commit != sha(stepAt) {
+			t.Errorf("recent changes %+v; want the one at %s", idx.Changes, sha(stepAt)[:7])
+		}
+		for _, want := range []string{`id="recent-changes"`, `<svg class="spark"`, `class="spark-change"`, `<td class="num latest">`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("index page lacks %s", want)
+			}
 		}
 	})
 
@@ -224,15 +284,107 @@ func TestDashboard(t *testing.T) {
 			td.Links[5].CommitURL != "https://github.com/perfbot/prover/commit/"+sha(5) {
 			t.Errorf("links: %+v", td.Links[:6])
 		}
+		cp := td.Links[stepAt]
+		if cp.ChangeURL == "" || td.Links[stepAt-1].ChangeURL != "" || cp.PageURL != "/commit?"+query("repo", testRepo, "sha", sha(stepAt)) {
+			t.Errorf("change point's links %+v; want its change page and its commit page", cp)
+		}
 		code, page := do(t, d, "/trend?"+trendQ)
-		for _, want := range []string{`<svg id="trend-svg"`, `stroke:#D62728`, `class="commit change-point" data-commit="` + sha(stepAt) + `"`,
-			`href="https://github.com/perfbot/prover/commit/` + sha(5) + `"`, `class="compare-link"`} {
+		for _, want := range []string{`<div class="chart" id="trend-chart">`, `<script src="/static/vendor/uplot/uPlot.iife.min.js">`,
+			`<script type="application/json" id="trend-json">`, `class="commit change-point" data-commit="` + sha(stepAt) + `"`,
+			`href="https://github.com/perfbot/prover/commit/` + sha(5) + `"`, `class="compare-link"`,
+			`<a class="change-link" href="` + html.EscapeString(cp.ChangeURL) + `">segments compared, bisect</a>`,
+			`<option value="gpu-1" selected>gpu-1 (180 runs)</option>`, `<option value="gpu-2">gpu-2 (1 runs)</option>`,
+			`<a href="/trend.svg?`, `<a href="/trend.png?`} {
 			if code != 200 || !strings.Contains(page, want) {
 				t.Errorf("trend page (%d) lacks %s", code, want)
 			}
 		}
-		if strings.Contains(page, "<?xml") {
-			t.Error("trend page inlines the chart's XML declaration")
+		// The chart's data: one point per commit, in the page's scale (ms),
+		// the change point's with its size and its change page.
+		var chart struct {
+			Unit   string `json:"unit"`
+			Points []struct {
+				Short, Subject, Change, URL string
+				Median                      float64
+			} `json:"points"`
+		}
+		js := regexp.MustCompile(`(?s)<script type="application/json" id="trend-json">(.*?)</script>`).FindStringSubmatch(page)
+		if js == nil || json.Unmarshal([]byte(js[1]), &chart) != nil {
+			t.Fatalf("no chart data on the page")
+		}
+		if chart.Unit != "ms/op" || len(chart.Points) != commits || chart.Points[3].Subject != "commit 3" || math.Abs(chart.Points[0].Median-400) > 4 ||
+			!strings.HasPrefix(chart.Points[stepAt].Change, "+25.") || chart.Points[stepAt].URL != cp.ChangeURL || chart.Points[3].URL != td.Links[3].PageURL {
+			t.Errorf("chart data: unit %s, %d points, %+v", chart.Unit, len(chart.Points), chart.Points[stepAt])
+		}
+	})
+
+	t.Run("TrendImages", func(t *testing.T) {
+		for _, tc := range []struct{ path, typ, prefix string }{
+			{"/trend.svg?" + trendQ, "image/svg+xml", "<?xml"},
+			{"/trend.png?" + trendQ, "image/png", "\x89PNG"},
+		} {
+			rec := httptest.NewRecorder()
+			d.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+			if body := rec.Body.String(); rec.Code != 200 || rec.Header().Get("Content-Type") != tc.typ || !strings.HasPrefix(body, tc.prefix) || len(body) < 2000 {
+				t.Errorf("GET %s: %d, %d bytes of %s; want %s", tc.path, rec.Code, len(body), rec.Header().Get("Content-Type"), tc.typ)
+			}
+		}
+		if code, _ := do(t, d, "/trend.svg?"+query("repo", testRepo, "benchmark", bench, "phase", "nope", "since", "all")); code != 404 {
+			t.Errorf("image of an unknown series: %d; want 404", code)
+		}
+	})
+
+	t.Run("ChangePageComparesTheSegmentsAndSaysHowToBisect", func(t *testing.T) {
+		cq := query("repo", testRepo, "benchmark", bench, "phase", "total", "unit", "sec/op", "since", "all", "at", sha(stepAt)[:8])
+		cd := getJSON[ChangeData](t, d, "/api/change?"+cq)
+		if cd.Good != sha(stepAt-1) || cd.Bad != sha(stepAt) || len(cd.Before) != 10 || len(cd.After) != 10 || cd.Before[9] != sha(stepAt-1) || cd.After[0] != sha(stepAt) {
+			t.Fatalf("good %s bad %s, %d before, %d after; want the 10 commits on each side of %s", cd.Good, cd.Bad, len(cd.Before), len(cd.After), sha(stepAt)[:7])
+		}
+		verdicts := map[string]analysis.Verdict{}
+		for _, r := range cd.Report.Phases {
+			if r.Unit == "sec/op" {
+				verdicts[r.Phase] = r.Verdict
+			}
+		}
+		if cd.Report.Verdict != analysis.VerdictRegression || verdicts["msm_h"] != analysis.VerdictRegression || verdicts["ntt"] == analysis.VerdictRegression {
+			t.Errorf("segments compared: %s, %v; want msm_h's regression", cd.Report.Verdict, verdicts)
+		}
+		// total's change point bisects the phase that moved with it.
+		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --phase msm_h",
+			Comment: "/perfbot bisect " + sha(stepAt - 1)[:12] + " " + sha(stepAt)[:12] + " phase=msm_h"}
+		if len(cd.Bisect) != 1 || cd.Bisect[0] != want {
+			t.Errorf("bisect %+v; want [%+v]", cd.Bisect, want)
+		}
+		code, page := do(t, d, "/change?"+cq)
+		for _, w := range []string{`<pre class="command bisect-command" data-phase="msm_h">` + want.Command + `</pre>`, `id="change-summary"`,
+			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`} {
+			if code != 200 || !strings.Contains(page, w) {
+				t.Errorf("change page (%d) lacks %s", code, w)
+			}
+		}
+		if code, body := do(t, d, "/api/change?"+query("repo", testRepo, "benchmark", bench, "phase", "total", "since", "all", "at", sha(3))); code != 404 ||
+			!strings.Contains(body, "is not a change point") || !strings.Contains(body, short(sha(stepAt))) {
+			t.Errorf("a commit that is no change point: %d %s; want 404 naming the change points", code, body)
+		}
+	})
+
+	t.Run("CommitPageListsItsComparisonsAndTrends", func(t *testing.T) {
+		cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", sha(2)[:9]))
+		if cd.SHA != sha(2) || cd.Subject != "commit 2" || len(cd.Comparisons) != 2 || cd.Comparisons[0].Verdict != "improvement" {
+			t.Fatalf("commit page data %+v; want commit 2 with its two stored comparisons", cd)
+		}
+		if len(cd.Runs) != 1 || cd.Runs[0] != (RunCount{Kind: "baseline", Machine: "gpu-1", Status: "ok", Runs: runsPer}) {
+			t.Errorf("runs %+v; want %d ok baseline runs on gpu-1", cd.Runs, runsPer)
+		}
+		if len(cd.Series) != 2 || !strings.HasSuffix(cd.Series[0].TrendURL, "#c-"+short(sha(2))) {
+			t.Errorf("series %+v; want total's two units, linked at the commit", cd.Series)
+		}
+		_, page := do(t, d, "/commit?"+query("repo", testRepo, "sha", sha(2)))
+		if !strings.Contains(page, `<a class="comparison-link" href="/compare?id=`) || !strings.Contains(page, `class="forge-link"`) {
+			t.Errorf("commit page lacks its comparisons' links or the forge link")
+		}
+		if code, body := do(t, d, "/api/commit?"+query("repo", testRepo, "sha", "abcdef12")); code != 404 || !strings.Contains(body, "begins with abcdef12") {
+			t.Errorf("unknown commit: %d %s", code, body)
 		}
 	})
 
@@ -284,27 +436,46 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("verdicts %v; want msm_h regression, ntt no-change", verdicts)
 		}
 		code, page := do(t, d, "/compare?"+query("repo", testRepo, "base", cmpBase, "head", cmpHead))
-		if code != 200 || !strings.Contains(page, `id="verdict" class="verdict-regression"`) || !strings.Contains(page, "nothing was measured") {
-			t.Errorf("compare page (%d) lacks the verdict or the source", code)
+		if code != 200 || !strings.Contains(page, "nothing was measured") || strings.Contains(page, `id="aa"`) {
+			t.Errorf("compare page (%d) lacks the source, or calls it A/A", code)
 		}
 		// The sentence the PR comment opens with; the verdict's series in
-		// the main table, the other units' apart.
+		// the main table by phase, the other units' apart.
 		if !strings.HasPrefix(cd.Summary, "Regression. Head is worse than base in ") || !strings.Contains(cd.Summary, "msm_h") ||
-			!strings.Contains(page, `<p id="summary" class="verdict-regression">Regression. Head is worse than base in msm_h`) {
+			!strings.Contains(page, `<p id="summary" class="summary verdict-regression">Regression. Head is worse than base in <code>msm_h</code>`) {
 			t.Errorf("summary %q, or the page lacks it", cd.Summary)
 		}
-		main, other, ok := strings.Cut(page, `id="compare-other"`)
-		if !ok || strings.Contains(main, "page-faults/op") || !strings.Contains(other, "page-faults/op") || !strings.Contains(main, "msm_h") {
-			t.Errorf("page-faults/op should be in the other units' table only, msm_h in the main one")
+		main, other, ok := strings.Cut(page, `id="other-units"`)
+		if !ok || strings.Contains(main, "page-faults/op") || !strings.Contains(other, "page-faults/op") ||
+			!strings.Contains(main, `<td class="name"><code>msm_h</code></td>`) {
+			t.Errorf("page-faults/op should be in the other units' section only, msm_h in the main table by its phase name")
+		}
+		// The row's cells as the comment has them: the interval drawn, the
+		// floor, the verdict; and the attribution of total's change.
+		msmH := regexp.MustCompile(`(?s)<tr class="row" data-series="` + regexp.QuoteMeta(bench) + `/phase=msm_h" data-unit="sec/op">.*?</tr>`).FindString(main)
+		for _, want := range []string{`<svg class="interval"`, `<td class="verdict verdict-regression">regression</td>`, `<b>+20.`} {
+			if !strings.Contains(msmH, want) {
+				t.Errorf("msm_h's row lacks %s:\n%s", want, msmH)
+			}
+		}
+		if !strings.Contains(page, `<h2 id="attribution">`) || !strings.Contains(page, `class="share share-0" style="width: `) ||
+			!strings.Contains(page, `title="msm_h: `) {
+			t.Errorf("the page lacks the attribution's bar of shares")
+		}
+		// How to bisect the regressed phase.
+		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + cmpBase[:12] + " --bad " + cmpHead[:12] + " --phase msm_h",
+			Comment: "/perfbot bisect " + cmpBase[:12] + " " + cmpHead[:12] + " phase=msm_h"}
+		if len(cd.Bisect) != 1 || cd.Bisect[0] != want || !strings.Contains(page, `<pre class="command bisect-command" data-phase="msm_h">`+want.Command+`</pre>`) {
+			t.Errorf("bisect hints %+v; want [%+v] on the page", cd.Bisect, want)
 		}
 	})
 
 	t.Run("CompareTakesShortSHAs", func(t *testing.T) {
 		full := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", cmpBase, "head", cmpHead))
 		short := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", cmpBase[:7], "head", strings.ToUpper(cmpHead[:10])))
-		if short.Base != cmpBase || short.Head != cmpHead || short.Report == nil || short.Report.Verdict != full.Report.Verdict || len(short.Rows) != len(full.Rows) {
+		if short.Base != cmpBase || short.Head != cmpHead || short.Report == nil || short.Report.Verdict != full.Report.Verdict || len(short.Report.Phases) != len(full.Report.Phases) {
 			t.Errorf("short SHAs %s, %s: base %s head %s, %d rows; want the full comparison of %s and %s (%d rows)",
-				cmpBase[:7], cmpHead[:10], short.Base, short.Head, len(short.Rows), cmpBase, cmpHead, len(full.Rows))
+				cmpBase[:7], cmpHead[:10], short.Base, short.Head, len(short.Report.Phases), cmpBase, cmpHead, len(full.Report.Phases))
 		}
 	})
 
@@ -314,8 +485,30 @@ func TestDashboard(t *testing.T) {
 			t.Fatalf("got source %s id %d report %+v; want the stored improvement", cd.Source, cd.ComparisonID, cd.Report)
 		}
 		_, page := do(t, d, "/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2)))
-		if !strings.Contains(page, "Stored comparison #") || !strings.Contains(page, "-20.0% [-22.5, -17.2]") {
-			t.Errorf("compare page lacks the stored comparison's row")
+		if !strings.Contains(page, fmt.Sprintf("Stored comparison #%d", cd.ComparisonID)) || !strings.Contains(page, "-20.0% [-22.5, -17.2]") {
+			t.Errorf("compare page lacks the stored comparison's row:\n%s", page)
+		}
+		// Both comparisons of the pair are listed and reachable: the older
+		// one by its id.
+		if len(cd.Comparisons) != 2 || cd.Comparisons[0].ID != cd.ComparisonID || cd.Comparisons[1].Verdict != "inconclusive" ||
+			!strings.Contains(page, `id="pair-comparisons"`) {
+			t.Fatalf("pair comparisons %+v; want the improvement then the older inconclusive one, listed on the page", cd.Comparisons)
+		}
+		old := getJSON[CompareData](t, d, "/api"+cd.Comparisons[1].CompareURL)
+		if old.ComparisonID != cd.Comparisons[1].ID || old.Report.Verdict != analysis.VerdictInconclusive || old.Base != sha(1) || old.Head != sha(2) {
+			t.Errorf("%s: comparison %d, verdict %s; want the older inconclusive one", cd.Comparisons[1].CompareURL, old.ComparisonID, old.Report.Verdict)
+		}
+	})
+
+	t.Run("AnAAComparisonIsSaidToBeOne", func(t *testing.T) {
+		cd := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(5), "head", sha(5)[:8]))
+		if !cd.AA || cd.Report.Verdict != analysis.VerdictImprovement {
+			t.Fatalf("A/A %v verdict %s; want an A/A that called an improvement", cd.AA, cd.Report.Verdict)
+		}
+		_, page := do(t, d, "/compare?"+query("repo", testRepo, "base", sha(5), "head", sha(5)))
+		if !strings.Contains(page, `<p id="aa" class="aa">A/A comparison`) || !strings.Contains(page, "a false alarm") ||
+			!strings.Contains(page, `class="summary verdict-aa"`) || strings.Contains(page, `class="summary verdict-improvement"`) {
+			t.Errorf("the A/A comparison's page does not say it is one, or headlines it as an improvement")
 		}
 	})
 
@@ -329,22 +522,35 @@ func TestDashboard(t *testing.T) {
 
 func TestJobsAreGroupedByState(t *testing.T) {
 	t.Parallel()
-	created := t0
+	created := now.Add(-3 * time.Hour)
+	started, finished := created.Add(time.Minute), created.Add(13*time.Minute)
 	jobs := []queue.Job{
-		{ID: 5, Kind: queue.KindCompare, Queue: "gpu", State: "available", CreatedAt: created},
-		{ID: 4, Kind: queue.KindCompare, Queue: "gpu", State: "running", CreatedAt: created},
-		{ID: 3, Kind: queue.KindNotify, Queue: "control", State: "completed", CreatedAt: created, FinalizedAt: &created},
-		{ID: 2, Kind: queue.KindBaseline, Queue: "gpu", State: "retryable", CreatedAt: created},
-		{ID: 1, Kind: queue.KindBisect, Queue: "gpu", State: "discarded", CreatedAt: created, FinalizedAt: &created},
+		{ID: 5, Kind: queue.KindCompare, Queue: "gpu", State: "available", CreatedAt: created,
+			Args: `{"repo":"o/r","pr":12,"head_sha":"` + sha(2) + `","base_sha":"` + sha(1) + `"}`},
+		{ID: 4, Kind: queue.KindCompare, Queue: "gpu", State: "running", CreatedAt: created, AttemptedAt: &started, Attempt: 1, MaxAttempts: 3},
+		{ID: 3, Kind: queue.KindNotify, Queue: "control", State: "completed", CreatedAt: created, AttemptedAt: &started, FinalizedAt: &finished},
+		{ID: 2, Kind: queue.KindBaseline, Queue: "gpu", State: "retryable", CreatedAt: created, Args: `{"repo":"o/r","sha":"` + sha(3) + `"}`,
+			LastError: "build: exit status 2"},
+		{ID: 1, Kind: queue.KindBisect, Queue: "gpu", State: "discarded", CreatedAt: created, FinalizedAt: &created,
+			Args: `{"repo":"o/r","pr":7,"good":"` + sha(1) + `","bad":"` + sha(4) + `","phase":"msm_h"}`},
 	}
-	d := New(Config{Store: nil, Jobs: func(_ context.Context, limit int) ([]queue.Job, error) {
-		if limit != jobsLimit {
-			t.Errorf("limit %d; want %d", limit, jobsLimit)
-		}
-		return jobs, nil
-	}})
+	oldest, lastStart, recent := now.Add(-3*time.Hour), now.Add(-5*time.Hour), now.Add(-30*time.Minute)
+	d := New(Config{Store: nil, Now: func() time.Time { return now }, JobTimeout: 2 * time.Hour,
+		Jobs: func(_ context.Context, limit int) ([]queue.Job, error) {
+			if limit != jobsLimit {
+				t.Errorf("limit %d; want %d", limit, jobsLimit)
+			}
+			return jobs, nil
+		},
+		Queues: func(context.Context) ([]queue.QueueStatus, error) {
+			return []queue.QueueStatus{
+				{Queue: "control", Available: 1, OldestAvailable: &oldest, LastAttempt: &lastStart}, // none started for 5 h: warned
+				{Queue: "gpu", Available: 2, Running: 1, OldestAvailable: &oldest, LastAttempt: &recent},
+				{Queue: "cpu", Available: 2, OldestAvailable: &oldest}, // never started one: warned
+			}, nil
+		}})
 	jd := getJSON[JobsData](t, d, "/api/jobs")
-	ids := func(js []queue.Job) (out []int64) {
+	ids := func(js []JobView) (out []int64) {
 		for _, j := range js {
 			out = append(out, j.ID)
 		}
@@ -353,9 +559,33 @@ func TestJobsAreGroupedByState(t *testing.T) {
 	if fmt.Sprint(ids(jd.Queued), ids(jd.Running), ids(jd.Finished)) != "[5 2] [4] [3 1]" || !jd.Available {
 		t.Errorf("queued %v running %v finished %v; want [5 2] [4] [3 1]", ids(jd.Queued), ids(jd.Running), ids(jd.Finished))
 	}
+	// Each job says what it is about and links to it, with its age, how
+	// long it ran and its last error.
+	cmpJob, baseJob, bisJob := jd.Queued[0], jd.Queued[1], jd.Finished[1]
+	if cmpJob.Subject != "o/r#12 head "+short(sha(2))+" against "+short(sha(1)) || cmpJob.PullURL != "https://github.com/o/r/pull/12" ||
+		cmpJob.CompareURL != compareURL("o/r", sha(1), sha(2)) || cmpJob.CommitURL != commitPageURL("o/r", sha(2)) || cmpJob.Age != "3h 0m" {
+		t.Errorf("compare job %+v", cmpJob)
+	}
+	if baseJob.Subject != "o/r baseline of "+short(sha(3)) || baseJob.LastError != "build: exit status 2" || baseJob.PullURL != "" {
+		t.Errorf("baseline job %+v", baseJob)
+	}
+	if bisJob.Subject != "o/r#7 bisect "+short(sha(1))+".."+short(sha(4))+" phase msm_h" {
+		t.Errorf("bisect job %+v", bisJob)
+	}
+	if r, f := jd.Running[0], jd.Finished[0]; r.Duration != "2h 59m" || f.Duration != "12m" {
+		t.Errorf("durations: running %q, finished %q; want 2h 59m so far and 12m", r.Duration, f.Duration)
+	}
+	if len(jd.Warnings) != 2 || !strings.HasPrefix(jd.Warnings[0], "queue control: 1 job waits, the oldest for 3h 0m, and no worker has started one of its jobs for 5h 0m") ||
+		!strings.Contains(jd.Warnings[0], "perfbot worker --queue control") ||
+		!strings.HasPrefix(jd.Warnings[1], "queue cpu: 2 jobs wait, the oldest for 3h 0m, and no worker has ever started one of its jobs") {
+		t.Errorf("warnings %q; want one about queue control and one about cpu, none about gpu (a job of it started 30 minutes ago)", jd.Warnings)
+	}
 	code, page := do(t, d, "/jobs")
-	if code != 200 || !strings.Contains(page, `<tr class="job" data-id="4" data-state="running">`) {
-		t.Errorf("jobs page (%d) lacks the running job", code)
+	for _, want := range []string{`<tr class="job" data-id="4" data-state="running">`, `<a class="pull-link" href="https://github.com/o/r/pull/12">`,
+		`id="queue-warnings"`, `build: exit status 2`} {
+		if code != 200 || !strings.Contains(page, want) {
+			t.Errorf("jobs page (%d) lacks %s", code, want)
+		}
 	}
 	failing := New(Config{Jobs: func(context.Context, int) ([]queue.Job, error) { return nil, fmt.Errorf("connection refused") }})
 	if code, body := do(t, failing, "/api/jobs"); code != 500 || strings.Contains(body, "refused") {
@@ -383,6 +613,8 @@ func TestBadParametersSayWhatToDo(t *testing.T) {
 		{"/api/compare?" + query("repo", testRepo, "base", "HEAD~1", "head", cmpHead), 400, "want hexadecimal commit SHAs"},
 		{"/api/compare?" + query("repo", testRepo, "base", "ffffffff", "head", cmpHead), 404, "no stored commit of " + testRepo + " begins with ffffffff: pick commits with runs"},
 		{"/api/compare?" + query("repo", testRepo, "base", sha(999), "head", cmpHead), 404, "no stored runs of commit " + sha(999)},
+		{"/api/compare?id=999", 404, "no stored comparison #999: the index (/) lists the newest"},
+		{"/api/compare?id=x1", 400, "id=x1: want a stored comparison's number"},
 	} {
 		code, body := do(t, d, tc.path)
 		var e struct{ Error string }

@@ -5,29 +5,36 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"math"
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"golang.org/x/perf/benchunit"
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
 
-// IndexData is the index page's data: every series with baseline runs.
+// IndexData is the front page's data: what changed lately (stored
+// comparisons, change points of each benchmark's headline series) and
+// every benchmark, its headline series first, with every series with
+// baseline runs.
 type IndexData struct {
 	Repos []IndexRepo `json:"repos"`
 	// Comparisons are the newest stored comparisons (recentComparisons
 	// of them), newest first.
 	Comparisons []IndexComparison `json:"comparisons"`
+	// Changes are the newest change points of the headline series
+	// (recentChanges of them), newest first.
+	Changes []IndexChange `json:"changes"`
 }
 
 // An IndexComparison is a stored comparison as the index lists it.
@@ -41,8 +48,13 @@ type IndexComparison struct {
 	CompareURL string    `json:"compare_url"`
 }
 
-// recentComparisons is how many stored comparisons the index lists.
-const recentComparisons = 20
+// How many stored comparisons, change points and sparkline commits the
+// front page shows.
+const (
+	recentComparisons = 20
+	recentChanges     = 10
+	sparkCommits      = 40
+)
 
 // An IndexRepo is one repository's benchmarks.
 type IndexRepo struct {
@@ -50,12 +62,53 @@ type IndexRepo struct {
 	Benchmarks []IndexBenchmark `json:"benchmarks"`
 }
 
-// An IndexBenchmark is one benchmark's series and, when it has a total
-// phase, the link to its stacked per-phase view.
+// An IndexBenchmark is one benchmark: its headline series (total sec/op,
+// or the benchmark's only series) with its latest value, last change and
+// sparkline, the link to its stacked per-phase view when it has a total
+// phase, and all its series.
 type IndexBenchmark struct {
-	Benchmark string        `json:"benchmark"`
-	PhasesURL string        `json:"phases_url,omitempty"`
-	Series    []IndexSeries `json:"series"`
+	Benchmark string         `json:"benchmark"`
+	Headline  *IndexHeadline `json:"headline,omitempty"`
+	PhasesURL string         `json:"phases_url,omitempty"`
+	Series    []IndexSeries  `json:"series"`
+}
+
+// An IndexHeadline is a benchmark's headline series over its newest
+// baseline runs (store.HeadlineRuns a repository) on the machine with
+// the most of them.
+type IndexHeadline struct {
+	Phase    string `json:"phase"`
+	Unit     string `json:"unit"`
+	Machine  string `json:"machine"`
+	TrendURL string `json:"trend_url"`
+	// Latest is the newest commit's median, LatestCommit that commit.
+	Latest       float64 `json:"latest"`
+	LatestCommit string  `json:"latest_commit"`
+	// Values are the medians of the last sparkCommits commits, oldest
+	// first; ChangeAt the indexes among them where a change point is.
+	Values   []float64 `json:"values"`
+	ChangeAt []int     `json:"change_at"`
+	// Change is the last change point among the newest runs, if any.
+	Change *IndexChange `json:"change,omitempty"`
+	// LatestText is Latest in the series' scaled unit; not in the JSON.
+	LatestText string `json:"-"`
+}
+
+// An IndexChange is a change point of a headline series.
+type IndexChange struct {
+	Repo      string       `json:"repo"`
+	Key       analysis.Key `json:"key"`
+	Commit    string       `json:"commit"`
+	FirstRun  time.Time    `json:"first_run"`
+	Before    float64      `json:"before"`
+	After     float64      `json:"after"`
+	ChangePct float64      `json:"change_pct"`
+	Direction string       `json:"direction"`
+	PValue    float64      `json:"p_value"`
+	// ChangeURL is the change point's page.
+	ChangeURL string `json:"change_url"`
+	// Text says it in a few words ("+25.0% regression"); not in the JSON.
+	Text string `json:"-"`
 }
 
 // An IndexSeries is one (phase, unit) and its trend page.
@@ -66,18 +119,22 @@ type IndexSeries struct {
 }
 
 func (d *Dashboard) index(r *http.Request) (any, error) {
-	series, err := d.cfg.Store.TrendSeries(r.Context())
+	ctx := r.Context()
+	series, err := d.cfg.Store.TrendSeries(ctx)
 	if err != nil {
 		return nil, err
 	}
-	recent, err := d.cfg.Store.RecentComparisons(r.Context(), recentComparisons)
+	recent, err := d.cfg.Store.RecentComparisons(ctx, recentComparisons)
 	if err != nil {
 		return nil, err
 	}
-	data := &IndexData{Repos: []IndexRepo{}, Comparisons: []IndexComparison{}}
+	points, err := d.cfg.Store.RecentHeadlines(ctx, store.HeadlineRuns, defaultUnit)
+	if err != nil {
+		return nil, err
+	}
+	data := &IndexData{Repos: []IndexRepo{}, Comparisons: []IndexComparison{}, Changes: []IndexChange{}}
 	for _, c := range recent {
-		data.Comparisons = append(data.Comparisons, IndexComparison{ID: c.ID, Repo: c.Repo, Base: c.BaseSHA, Head: c.HeadSHA,
-			Verdict: c.Verdict, CreatedAt: c.CreatedAt, CompareURL: compareURL(c.Repo, c.BaseSHA, c.HeadSHA)})
+		data.Comparisons = append(data.Comparisons, indexComparison(c))
 	}
 	for _, s := range series {
 		if n := len(data.Repos); n == 0 || data.Repos[n-1].Repo != s.Repo {
@@ -93,7 +150,111 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 			b.PhasesURL = phasesURL(s.Repo, s.Benchmark, s.Unit)
 		}
 	}
+	headlines := headlineTrends(points)
+	for i := range data.Repos {
+		repo := &data.Repos[i]
+		for j := range repo.Benchmarks {
+			b := &repo.Benchmarks[j]
+			// total first: the benchmark's headline, then its other series.
+			slices.SortStableFunc(b.Series, func(x, y IndexSeries) int {
+				return cmp.Compare(seriesRank(x), seriesRank(y))
+			})
+			h, ok := headlines[headlineKey{repo.Repo, b.Benchmark}]
+			if !ok {
+				continue
+			}
+			b.Headline = h
+			if h.Change != nil {
+				data.Changes = append(data.Changes, *h.Change)
+			}
+		}
+	}
+	slices.SortStableFunc(data.Changes, func(a, b IndexChange) int { return b.FirstRun.Compare(a.FirstRun) })
+	if len(data.Changes) > recentChanges {
+		data.Changes = data.Changes[:recentChanges]
+	}
 	return data, nil
+}
+
+// seriesRank orders a benchmark's series: total (or the benchmark's only
+// phase) in the default unit, the rest of total, then the phases.
+func seriesRank(s IndexSeries) int {
+	switch {
+	case (s.Phase == totalPhase || s.Phase == "") && s.Unit == defaultUnit:
+		return 0
+	case s.Phase == totalPhase || s.Phase == "":
+		return 1
+	}
+	return 2
+}
+
+type headlineKey struct{ repo, benchmark string }
+
+// headlineTrends charts each benchmark's headline series from its newest
+// runs, as the trend page would (the machine with the most runs, change
+// points found the same way), a few at a time.
+func headlineTrends(points []store.HeadlinePoint) map[headlineKey]*IndexHeadline {
+	type series struct {
+		repo string
+		key  analysis.Key
+		runs []analysis.TrendRun
+	}
+	var all []*series
+	for _, p := range points {
+		if n := len(all); n == 0 || all[n-1].repo != p.Repo || all[n-1].key != p.Key {
+			all = append(all, &series{repo: p.Repo, key: p.Key})
+		}
+		s := all[len(all)-1]
+		s.runs = append(s.runs, analysis.TrendRun{Commit: p.Commit, Machine: p.Machine, Started: p.StartedAt, Value: p.Value})
+	}
+	out := make([]*IndexHeadline, len(all))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for i, s := range all {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			t, err := analysis.NewTrend(analysis.TrendInput{Repo: s.repo, Key: s.key, Runs: s.runs}, analysis.TrendOptions{})
+			if err != nil || len(t.Commits) == 0 {
+				return
+			}
+			out[i] = newHeadline(t)
+		}()
+	}
+	wg.Wait()
+	m := map[headlineKey]*IndexHeadline{}
+	for i, s := range all {
+		// A benchmark with both a total and a phaseless series (two
+		// formats over time) keeps its total.
+		if h := out[i]; h != nil && (m[headlineKey{s.repo, s.key.Benchmark}] == nil || s.key.Phase == totalPhase) {
+			m[headlineKey{s.repo, s.key.Benchmark}] = h
+		}
+	}
+	return m
+}
+
+func newHeadline(t *analysis.Trend) *IndexHeadline {
+	last := t.Commits[len(t.Commits)-1]
+	factor, label := t.AxisScale()
+	h := &IndexHeadline{Phase: t.Phase, Unit: t.Unit, Machine: t.Machine, TrendURL: trendURL(t.Repo, t.Key, ""),
+		Latest: last.Median, LatestCommit: last.Commit, LatestText: number(last.Median/factor) + " " + label, Values: []float64{}, ChangeAt: []int{}}
+	from := max(0, len(t.Commits)-sparkCommits)
+	for _, c := range t.Commits[from:] {
+		h.Values = append(h.Values, c.Median)
+	}
+	for _, c := range t.ChangePoints {
+		if c.Index >= from {
+			h.ChangeAt = append(h.ChangeAt, c.Index-from)
+		}
+	}
+	if n := len(t.ChangePoints); n > 0 {
+		c := t.ChangePoints[n-1]
+		h.Change = &IndexChange{Repo: t.Repo, Key: t.Key, Commit: c.Commit, FirstRun: t.Commits[c.Index].FirstRun,
+			Before: c.Before, After: c.After, ChangePct: c.ChangePct, Direction: c.Direction, PValue: c.PValue,
+			ChangeURL: changeURL(t.Repo, t.Key, c.Commit, t.Machine), Text: pct(c.ChangePct) + " " + c.Direction}
+	}
+	return h
 }
 
 const (
@@ -103,80 +264,174 @@ const (
 )
 
 // TrendData is the trend page's data: the trend as perfbot trend --format
-// json writes it, and links for each commit.
+// json writes it, what the store knows of each commit, and links for
+// each commit.
 type TrendData struct {
 	Trend *analysis.Trend `json:"trend"`
 	Since string          `json:"since"`
 	// Links has one entry per Trend.Commits, in its order.
 	Links     []CommitLinks `json:"links"`
 	PhasesURL string        `json:"phases_url,omitempty"`
-	// Chart is the inline SVG chart (chart.Trend); not in the JSON.
-	Chart template.HTML `json:"-"`
+	// Units are the units the series is stored in, for the unit control.
+	Units []string `json:"units"`
 	// Rows are the table's formatted values; not in the JSON.
 	Rows []trendRow `json:"-"`
-	// Query is the page's query string, for its JSON link.
+	// Chart is the interactive chart's data (trend.js); not in the JSON.
+	Chart template.JS `json:"-"`
+	// Query is the page's query string, for its JSON and image links.
 	Query template.URL `json:"-"`
+	// Scale is the unit the chart and table show values in.
+	Scale string `json:"-"`
+	// SinceChoices are the window control's options.
+	SinceChoices []string `json:"-"`
 }
 
-// CommitLinks are where a commit of a trend links to: the comparison
-// with the commit before it in the trend, and the commit on GitHub when
-// the repository is there.
+// CommitLinks are where a commit of a trend links to: its page in the
+// dashboard (what the store knows of it, the comparisons that include
+// it), the comparison with the commit before it in the trend, for a
+// change point the change's page, and the commit on GitHub when the
+// repository is there.
 type CommitLinks struct {
 	Commit     string `json:"commit"`
+	PageURL    string `json:"page_url"`
 	CompareURL string `json:"compare_url,omitempty"`
+	ChangeURL  string `json:"change_url,omitempty"`
 	CommitURL  string `json:"commit_url,omitempty"`
 }
 
 type trendRow struct {
 	analysis.TrendCommit
-	CommitURL, CompareURL           string
-	Short, Median, Interval, Change string
+	Links                                 CommitLinks
+	Short, Date, Median, Interval, Change string
 }
+
+// trendPoint is one commit of the interactive chart, in the page's scale.
+type trendPoint struct {
+	Short   string   `json:"short"`
+	Subject string   `json:"subject,omitempty"`
+	Date    string   `json:"date,omitempty"`
+	Median  float64  `json:"median"`
+	Lo      *float64 `json:"lo"`
+	Hi      *float64 `json:"hi"`
+	Runs    int      `json:"runs"`
+	Change  string   `json:"change,omitempty"`
+	URL     string   `json:"url"`
+}
+
+// sinceChoices are the window control's usual options.
+var sinceChoices = []string{"30d", "90d", "180d", "365d", "all"}
 
 func (d *Dashboard) trend(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	repo, key, err := seriesParams(q, true)
+	t, sinceText, err := d.requestTrend(r)
 	if err != nil {
 		return nil, err
 	}
-	sinceText := cmp.Or(q.Get("since"), defaultSince)
-	since, err := parseSince(sinceText, d.cfg.Now())
+	repo, key := t.Repo, t.Key
+	if err := d.addSubjects(r, t); err != nil {
+		return nil, err
+	}
+	units, err := d.seriesUnits(r, repo, key)
 	if err != nil {
 		return nil, err
 	}
-	t, err := d.loadTrend(r, repo, key, since, sinceText, q.Get("machine"))
-	if err != nil {
-		return nil, err
+	factor, label := t.AxisScale()
+	data := &TrendData{Trend: t, Since: sinceText, Links: make([]CommitLinks, len(t.Commits)), Units: units,
+		Query: template.URL(q.Encode()), Scale: label, SinceChoices: sinceChoices}
+	if !slices.Contains(data.SinceChoices, sinceText) {
+		data.SinceChoices = append([]string{sinceText}, sinceChoices...)
 	}
-	svg, err := trendSVG(t)
-	if err != nil {
-		return nil, err
-	}
-	data := &TrendData{Trend: t, Since: sinceText, Chart: svg, Links: make([]CommitLinks, len(t.Commits)), Query: template.URL(q.Encode())}
-	factor, _ := t.AxisScale()
 	changes := map[int]analysis.TrendChange{}
 	for _, c := range t.ChangePoints {
 		changes[c.Index] = c
 	}
+	points := make([]trendPoint, len(t.Commits))
 	for i, c := range t.Commits {
-		l := CommitLinks{Commit: c.Commit, CommitURL: commitURL(repo, c.Commit)}
+		l := CommitLinks{Commit: c.Commit, PageURL: commitPageURL(repo, c.Commit), CommitURL: commitURL(repo, c.Commit)}
 		if i > 0 {
 			l.CompareURL = compareURL(repo, t.Commits[i-1].Commit, c.Commit)
 		}
-		data.Links[i] = l
-		row := trendRow{TrendCommit: c, CommitURL: l.CommitURL, CompareURL: l.CompareURL, Short: short(c.Commit), Median: number(c.Median / factor)}
+		row := trendRow{TrendCommit: c, Short: short(c.Commit), Median: number(c.Median / factor), Date: c.FirstRun.UTC().Format("2006-01-02 15:04")}
+		p := trendPoint{Short: short(c.Commit), Subject: c.Subject, Date: row.Date, Median: c.Median / factor, Runs: c.Runs, URL: l.PageURL}
 		if !math.IsInf(c.Lo, 0) && !math.IsInf(c.Hi, 0) {
 			row.Interval = number(c.Lo/factor) + " – " + number(c.Hi/factor)
+			lo, hi := c.Lo/factor, c.Hi/factor
+			p.Lo, p.Hi = &lo, &hi
 		}
 		if ch, ok := changes[i]; ok {
+			l.ChangeURL = changeURL(repo, key, c.Commit, t.Machine)
 			row.Change = fmt.Sprintf("%s %s (p=%.3g)", pct(ch.ChangePct), ch.Direction, ch.PValue)
+			p.Change, p.URL = pct(ch.ChangePct)+" "+ch.Direction, l.ChangeURL
 		}
+		row.Links = l
+		data.Links[i] = l
 		data.Rows = append(data.Rows, row)
+		points[i] = p
 	}
+	chart, err := json.Marshal(map[string]any{"unit": label, "title": t.Key.String(), "points": points})
+	if err != nil {
+		return nil, err
+	}
+	data.Chart = template.JS(chart)
 	if key.Phase == totalPhase {
 		data.PhasesURL = phasesURL(repo, key.Benchmark, key.Unit)
 	}
 	return data, nil
+}
+
+// addSubjects fills in the trend's commit subjects from the store.
+func (d *Dashboard) addSubjects(r *http.Request, t *analysis.Trend) error {
+	shas := make([]string, len(t.Commits))
+	for i, c := range t.Commits {
+		shas[i] = c.Commit
+	}
+	known, err := d.cfg.Store.Commits(r.Context(), t.Repo, shas)
+	if err != nil {
+		return err
+	}
+	for i := range t.Commits {
+		if c, ok := known[t.Commits[i].Commit]; ok && t.Commits[i].Subject == "" {
+			t.Commits[i].Subject = c.Subject
+		}
+	}
+	return nil
+}
+
+// seriesUnits lists the units a series (repository, benchmark, phase) is
+// stored in.
+func (d *Dashboard) seriesUnits(r *http.Request, repo string, key analysis.Key) ([]string, error) {
+	series, err := d.cfg.Store.TrendSeries(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	units := []string{}
+	for _, s := range series {
+		if s.Repo == repo && s.Benchmark == key.Benchmark && s.Phase == key.Phase {
+			units = append(units, s.Unit)
+		}
+	}
+	if !slices.Contains(units, key.Unit) {
+		units = append(units, key.Unit)
+	}
+	return units, nil
+}
+
+// requestTrend reads the series, window and machine of a trend request
+// (repo, benchmark, phase, unit, since, machine) and charts it; it
+// returns the trend and the window as given.
+func (d *Dashboard) requestTrend(r *http.Request) (*analysis.Trend, string, error) {
+	q := r.URL.Query()
+	repo, key, err := seriesParams(q, true)
+	if err != nil {
+		return nil, "", err
+	}
+	sinceText := cmp.Or(q.Get("since"), defaultSince)
+	since, err := parseSince(sinceText, d.cfg.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	t, err := d.loadTrend(r, repo, key, since, sinceText, q.Get("machine"))
+	return t, sinceText, err
 }
 
 // loadTrend reads a series' baseline runs and charts them as perfbot
@@ -311,7 +566,7 @@ func (d *Dashboard) phases(r *http.Request) (any, error) {
 	data.Commits = make([]PhaseCommit, len(total.Commits))
 	for i, c := range total.Commits {
 		data.Commits[i] = PhaseCommit{Commit: c.Commit, Total: c.Median, Phases: map[string]float64{},
-			CommitLinks: CommitLinks{Commit: c.Commit, CommitURL: commitURL(repo, c.Commit)}}
+			CommitLinks: CommitLinks{Commit: c.Commit, PageURL: commitPageURL(repo, c.Commit), CommitURL: commitURL(repo, c.Commit)}}
 		if i > 0 {
 			data.Commits[i].CompareURL = compareURL(repo, total.Commits[i-1].Commit, c.Commit)
 		}
@@ -348,7 +603,12 @@ func (d *Dashboard) phases(r *http.Request) (any, error) {
 	}
 	factor, label := total.AxisScale()
 	data.Scale, data.factor = label, factor
-	if data.Chart, err = stackedSVG(data, factor, label); err != nil {
+	var changeAt []int
+	for _, c := range total.ChangePoints {
+		changeAt = append(changeAt, c.Index)
+		data.Commits[c.Index].ChangeURL = changeURL(repo, key, c.Commit, total.Machine)
+	}
+	if data.Chart, err = stackedSVG(data, factor, label, changeAt); err != nil {
 		return nil, err
 	}
 	return data, nil
@@ -371,9 +631,10 @@ func orderPhases(ps []string) []string {
 	return slices.Compact(ps)
 }
 
-// CompareData is the compare page's data: the stored comparison of head
-// against base when there is one, or else a comparison of the stored
-// runs of the two commits made now (nothing is measured).
+// CompareData is the compare page's data: a stored comparison of head
+// against base (the newest, or the one id names) when there is one, or
+// else a comparison of the stored runs of the two commits made now
+// (nothing is measured).
 type CompareData struct {
 	Repo string `json:"repo"`
 	Base string `json:"base"`
@@ -389,30 +650,66 @@ type CompareData struct {
 	// Summary is the report's headline, the sentence the PR comment and
 	// the check's title open with.
 	Summary string `json:"summary"`
-	// Rows are the primary units' series, which the verdict rests on;
-	// Others the rest (counters, memory, wall time), shown apart.
-	Rows   []compareRow `json:"-"`
-	Others []compareRow `json:"-"`
+	// AA is true when base and head are one commit: whatever the
+	// comparison reports is noise.
+	AA bool `json:"aa"`
+	// Comparisons are every stored comparison of the pair, newest first.
+	Comparisons []IndexComparison `json:"comparisons"`
+	// Bisect says how to find the commit behind each regressed phase.
+	Bisect []BisectHint `json:"bisect"`
+	// View is the report worded as the PR comment, in HTML; not in the
+	// JSON (Report is).
+	View *analysis.View `json:"-"`
+	// Query is the page's query string, for its JSON link.
+	Query template.URL `json:"-"`
 }
 
-type compareRow struct {
-	Name, Unit, Base, Head, Delta, P, Verdict, Reason string
+// A BisectHint is how to bisect a regressed phase between base and
+// head: the command and the pull-request comment that do it.
+type BisectHint struct {
+	Phase   string `json:"phase"`
+	Command string `json:"command"`
+	Comment string `json:"comment"`
+}
+
+// htmlFormatter words a report's pieces for a page: everything escaped,
+// names as code.
+var htmlFormatter = analysis.Formatter{
+	Strong: func(s string) string { return "<b>" + html.EscapeString(s) + "</b>" },
+	Code:   func(s string) string { return "<code>" + html.EscapeString(s) + "</code>" },
+	Text:   html.EscapeString,
 }
 
 var shaRE = regexp.MustCompile(`^[0-9a-f]{4,64}$`)
 
 func (d *Dashboard) compare(r *http.Request) (any, error) {
 	q := r.URL.Query()
+	ctx := r.Context()
+	var stored *store.Comparison
+	if idText := q.Get("id"); idText != "" {
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, badRequest("id=%s: want a stored comparison's number, as the index (/) lists them", idText)
+		}
+		stored, err = d.cfg.Store.Comparison(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, notFound("no stored comparison #%d: the index (/) lists the newest, and each compare page every comparison of its pair", id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		q = url.Values{"repo": {stored.Repo}, "base": {stored.BaseSHA}, "head": {stored.HeadSHA}}
+	}
 	repo, base, head := q.Get("repo"), strings.ToLower(q.Get("base")), strings.ToLower(q.Get("head"))
 	switch {
 	case repo == "":
-		return nil, badRequest("repo is required: the repository as the index (/) lists it")
+		return nil, badRequest("repo is required: the repository as the index (/) lists it (or id=N, a stored comparison's number)")
 	case base == "" || head == "":
 		return nil, badRequest("base and head are required: two commit SHAs, e.g. ?repo=R&base=SHA1&head=SHA2 (a unique beginning of 4 or more digits will do); a trend page links each commit to its comparison with the one before")
 	case !shaRE.MatchString(base) || !shaRE.MatchString(head):
-		return nil, badRequest("base=%s head=%s: want hexadecimal commit SHAs (or a unique beginning of 4 or more digits), as the trend pages show them", base, head)
+		return nil, badRequest("base=%s head=%s: want hexadecimal commit SHAs (or a unique beginning of 4 or more digits), as the trend pages show them; "+
+			"branch and tag names are not stored, so resolve one with git rev-parse", base, head)
 	}
-	ctx := r.Context()
 	// A short SHA is what people paste: it names the one stored commit it
 	// begins.
 	for _, sha := range []*string{&base, &head} {
@@ -430,42 +727,113 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		}
 		*sha = full
 	}
-	data := &CompareData{Repo: repo, Base: base, Head: head, BaseURL: commitURL(repo, base), HeadURL: commitURL(repo, head)}
-	stored, err := d.cfg.Store.LatestComparison(ctx, repo, base, head)
-	switch {
-	case err == nil && stored.Report != "":
+	data := &CompareData{Repo: repo, Base: base, Head: head, BaseURL: commitURL(repo, base), HeadURL: commitURL(repo, head),
+		AA: base == head, Comparisons: []IndexComparison{}, Bisect: []BisectHint{}, Query: template.URL(q.Encode())}
+	pair, err := d.cfg.Store.PairComparisons(ctx, repo, base, head)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range pair {
+		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	}
+	if stored == nil && len(pair) > 0 {
+		if stored, err = d.cfg.Store.Comparison(ctx, pair[0].ID); err != nil {
+			return nil, err
+		}
+	}
+	if stored != nil && stored.Report != "" {
 		var rep analysis.Report
 		if err := json.Unmarshal([]byte(stored.Report), &rep); err != nil {
 			return nil, fmt.Errorf("comparison %d: decode report: %w", stored.ID, err)
 		}
 		data.Source, data.ComparisonID, data.CreatedAt, data.Report = "stored", stored.ID, stored.CreatedAt, &rep
-	case err == nil || errors.Is(err, store.ErrNotFound):
+	} else {
 		rep, err := d.compareRuns(r, repo, base, head)
 		if err != nil {
 			return nil, err
 		}
 		data.Source, data.Report = "runs", rep
-	default:
-		return nil, err
 	}
 	data.Summary = analysis.Headline(data.Report)
-	// A report stored by an older perfbot marks no row primary: then
-	// every row is shown as one the verdict rests on.
-	legacy := !slices.ContainsFunc(data.Report.Phases, func(r analysis.Row) bool { return r.Primary })
-	for _, row := range data.Report.Phases {
-		r := compareRow{
-			Name: seriesName(row.Key), Unit: row.Unit,
-			Base: scaled(row.BaseValue, row.Unit), Head: scaled(row.HeadValue, row.Unit),
-			Delta: pct(row.Change()) + pctInterval(row.DeltaLoPct, row.DeltaHiPct), P: fmt.Sprintf("%.3g", row.PValue),
-			Verdict: string(row.Verdict), Reason: row.Reason,
+	shown := data.Report
+	if !slices.ContainsFunc(shown.Phases, func(r analysis.Row) bool { return r.Primary }) {
+		// A report stored by an older perfbot marks no row primary: every
+		// row is shown as one the verdict rests on.
+		legacy := *shown
+		legacy.Phases = slices.Clone(shown.Phases)
+		for i := range legacy.Phases {
+			legacy.Phases[i].Primary = true
 		}
-		if row.Primary || legacy {
-			data.Rows = append(data.Rows, r)
-		} else {
-			data.Others = append(data.Others, r)
+		shown = &legacy
+	}
+	data.View = analysis.NewView(shown, htmlFormatter)
+	data.AA = data.AA || data.View.AA
+	data.Bisect = bisectHints(repo, base, head, shown)
+	return data, nil
+}
+
+// bisectHints are how to bisect each regressed primary phase of rep, or
+// its total when no phase of it regressed (a phase names the cause).
+func bisectHints(repo, base, head string, rep *analysis.Report) []BisectHint {
+	var phases []string
+	total := false
+	for _, row := range rep.Phases {
+		switch {
+		case !row.Primary || row.Verdict != analysis.VerdictRegression || strings.Contains(row.Phase, "/"):
+		case row.Phase == totalPhase:
+			total = true
+		case !slices.Contains(phases, row.Phase):
+			phases = append(phases, row.Phase)
 		}
 	}
-	return data, nil
+	if len(phases) == 0 && total {
+		phases = []string{totalPhase}
+	}
+	hints := []BisectHint{}
+	for _, p := range phases {
+		hints = append(hints, bisectHint(repo, base, head, p))
+	}
+	return hints
+}
+
+// bisectHint is how to bisect phase between good and bad: perfbot bisect
+// on the runner (--repo when the repository is a path or URL it can
+// clone), or the comment that asks perfbot serve to.
+func bisectHint(repo, good, bad, phase string) BisectHint {
+	cmd := "perfbot bisect"
+	if !ownerNameRE.MatchString(repo) {
+		cmd += " --repo " + shellQuote(repo)
+	}
+	cmd += " --good " + short12(good) + " --bad " + short12(bad)
+	if phase != "" {
+		cmd += " --phase " + shellQuote(phase)
+	}
+	comment := "/perfbot bisect " + short12(good) + " " + short12(bad)
+	if phase != "" {
+		comment += " phase=" + phase
+	}
+	return BisectHint{Phase: phase, Command: cmd, Comment: comment}
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// plain characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func short12(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func indexComparison(c store.Comparison) IndexComparison {
+	return IndexComparison{ID: c.ID, Repo: c.Repo, Base: c.BaseSHA, Head: c.HeadSHA, Verdict: c.Verdict, CreatedAt: c.CreatedAt,
+		CompareURL: comparisonURL(c.ID)}
 }
 
 // compareRuns compares the stored runs of head against those of base, as
@@ -525,19 +893,45 @@ func runMachines(sides ...[]store.RunRecord) []string {
 
 // JobsData is the job queue page's data.
 type JobsData struct {
-	// Available is false when perfbot serve has no job queue (SQLite).
-	Available bool        `json:"available"`
-	Note      string      `json:"note,omitempty"`
-	Queued    []queue.Job `json:"queued"`
-	Running   []queue.Job `json:"running"`
-	Finished  []queue.Job `json:"finished"`
+	// Available is false when there is no job queue (SQLite).
+	Available bool      `json:"available"`
+	Note      string    `json:"note,omitempty"`
+	Queued    []JobView `json:"queued"`
+	Running   []JobView `json:"running"`
+	Finished  []JobView `json:"finished"`
+	// Queues are the queues with jobs; Warnings name those whose jobs
+	// wait while no worker starts any.
+	Queues   []queue.QueueStatus `json:"queues"`
+	Warnings []string            `json:"warnings"`
+}
+
+// A JobView is a job with what its page shows: its age, how long it ran,
+// what it is about and links to it.
+type JobView struct {
+	queue.Job
+	// Subject says what the job is about: "o/r#12 head 1a2b3c4 against
+	// 5d6e7f8".
+	Subject string `json:"subject"`
+	// PullURL is the pull request on GitHub; CommitURL the head's (or the
+	// baseline commit's) page; CompareURL the comparison's page.
+	PullURL    string `json:"pull_url,omitempty"`
+	CommitURL  string `json:"commit_url,omitempty"`
+	CompareURL string `json:"compare_url,omitempty"`
+	// Age is how long ago the job was created; Duration how long its
+	// last attempt ran (so far, while running); "" when it has not run.
+	Age      string `json:"age"`
+	Duration string `json:"duration,omitempty"`
 }
 
 // jobsLimit is how many of the newest jobs the page lists.
 const jobsLimit = 200
 
+// defaultJobTimeout is how long a job may take when the server's config
+// does not say (perfbot serve's job_timeout default).
+const defaultJobTimeout = 2 * time.Hour
+
 func (d *Dashboard) jobs(r *http.Request) (any, error) {
-	data := &JobsData{Queued: []queue.Job{}, Running: []queue.Job{}, Finished: []queue.Job{}}
+	data := &JobsData{Queued: []JobView{}, Running: []JobView{}, Finished: []JobView{}, Queues: []queue.QueueStatus{}, Warnings: []string{}}
 	if d.cfg.Jobs == nil {
 		data.Note = "this store has no job queue: the queue lives in PostgreSQL, where perfbot serve and perfbot worker share it (--db postgres://…)"
 		return data, nil
@@ -547,17 +941,106 @@ func (d *Dashboard) jobs(r *http.Request) (any, error) {
 		return nil, err
 	}
 	data.Available = true
+	now := d.cfg.Now()
 	for _, j := range jobs {
+		v := jobView(j, now)
 		switch j.State {
 		case "running":
-			data.Running = append(data.Running, j)
+			data.Running = append(data.Running, v)
 		case "completed", "cancelled", "discarded":
-			data.Finished = append(data.Finished, j)
+			data.Finished = append(data.Finished, v)
 		default: // available, scheduled, pending, retryable
-			data.Queued = append(data.Queued, j)
+			data.Queued = append(data.Queued, v)
+		}
+	}
+	if d.cfg.Queues != nil {
+		if data.Queues, err = d.cfg.Queues(r.Context()); err != nil {
+			return nil, err
+		}
+		timeout := cmp.Or(d.cfg.JobTimeout, defaultJobTimeout)
+		for _, q := range data.Queues {
+			if q.Available == 0 || q.OldestAvailable == nil || now.Sub(*q.OldestAvailable) < timeout ||
+				(q.LastAttempt != nil && now.Sub(*q.LastAttempt) < timeout) {
+				continue
+			}
+			last := "no worker has ever started one of its jobs"
+			if q.LastAttempt != nil {
+				last = "no worker has started one of its jobs for " + age(now.Sub(*q.LastAttempt))
+			}
+			wait := plural(q.Available, "job") + " wait"
+			if q.Available == 1 {
+				wait += "s"
+			}
+			data.Warnings = append(data.Warnings, fmt.Sprintf("queue %s: %s, the oldest for %s, and %s (longer than a job may take, %s): "+
+				"is a perfbot worker serving it (perfbot worker --queue %s)?", q.Queue, wait, age(now.Sub(*q.OldestAvailable)), last, age(timeout), q.Queue))
 		}
 	}
 	return data, nil
+}
+
+// jobView describes a job for the page from its arguments.
+func jobView(j queue.Job, now time.Time) JobView {
+	v := JobView{Job: j, Age: age(now.Sub(j.CreatedAt))}
+	if j.AttemptedAt != nil {
+		end := now
+		if j.FinalizedAt != nil {
+			end = *j.FinalizedAt
+		}
+		v.Duration = age(end.Sub(*j.AttemptedAt))
+	}
+	var a struct {
+		Repo    string `json:"repo"`
+		PR      int    `json:"pr"`
+		HeadSHA string `json:"head_sha"`
+		BaseSHA string `json:"base_sha"`
+		SHA     string `json:"sha"`
+		Good    string `json:"good"`
+		Bad     string `json:"bad"`
+		Phase   string `json:"phase"`
+		Comment string `json:"comment"`
+	}
+	if json.Unmarshal([]byte(j.Args), &a) != nil || a.Repo == "" {
+		return v
+	}
+	pr := ""
+	if a.PR > 0 {
+		pr = fmt.Sprintf("#%d", a.PR)
+		if ownerNameRE.MatchString(a.Repo) {
+			v.PullURL = fmt.Sprintf("https://github.com/%s/pull/%d", a.Repo, a.PR)
+		}
+	}
+	switch {
+	case a.HeadSHA != "" && a.BaseSHA != "":
+		v.Subject = fmt.Sprintf("%s%s head %s against %s", a.Repo, pr, short(a.HeadSHA), short(a.BaseSHA))
+		v.CommitURL, v.CompareURL = commitPageURL(a.Repo, a.HeadSHA), compareURL(a.Repo, a.BaseSHA, a.HeadSHA)
+	case a.SHA != "":
+		v.Subject = fmt.Sprintf("%s baseline of %s", a.Repo, short(a.SHA))
+		v.CommitURL = commitPageURL(a.Repo, a.SHA)
+	case a.Good != "" && a.Bad != "":
+		v.Subject = fmt.Sprintf("%s%s bisect %s..%s", a.Repo, pr, short(a.Good), short(a.Bad))
+		if a.Phase != "" {
+			v.Subject += " phase " + a.Phase
+		}
+		v.CompareURL = compareURL(a.Repo, a.Good, a.Bad)
+	default:
+		v.Subject = a.Repo + pr
+	}
+	return v
+}
+
+// age says a duration as people read one: "45s", "12m", "3h 5m", "2d 4h".
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd %dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
 // URLs of the pages.
@@ -573,6 +1056,24 @@ func trendURL(repo string, key analysis.Key, since string) string {
 func phasesURL(repo, bench, unit string) string {
 	return "/phases?" + url.Values{"repo": {repo}, "benchmark": {bench}, "unit": {unit}}.Encode()
 }
+
+// changeURL is a change point's page: the trend's segments before and
+// after it compared, and how to bisect it.
+func changeURL(repo string, key analysis.Key, commit, machine string) string {
+	v := url.Values{"repo": {repo}, "benchmark": {key.Benchmark}, "phase": {key.Phase}, "unit": {key.Unit}, "at": {commit}, "since": {"all"}}
+	if machine != "" {
+		v.Set("machine", machine)
+	}
+	return "/change?" + v.Encode()
+}
+
+// commitPageURL is a commit's page in the dashboard.
+func commitPageURL(repo, sha string) string {
+	return "/commit?" + url.Values{"repo": {repo}, "sha": {sha}}.Encode()
+}
+
+// comparisonURL is a stored comparison's page.
+func comparisonURL(id int64) string { return "/compare?id=" + strconv.FormatInt(id, 10) }
 
 func compareURL(repo, base, head string) string {
 	return "/compare?" + url.Values{"repo": {repo}, "base": {base}, "head": {head}}.Encode()
@@ -615,27 +1116,6 @@ func pct(x float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.1f%%", x)
-}
-
-// pctInterval formats a change's interval after its Δ: " [-1.8, +4.0]",
-// or "" without one (a report stored before intervals, or too few runs).
-func pctInterval(lo, hi float64) string {
-	if math.IsNaN(lo) || math.IsInf(lo, 0) || math.IsNaN(hi) || math.IsInf(hi, 0) {
-		return ""
-	}
-	return fmt.Sprintf(" [%+.1f, %+.1f]", lo, hi)
-}
-
-// scaled formats a value in its unit as benchstat does (1.23s, 4.5G).
-func scaled(v float64, unit string) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	s := benchunit.Scale(v, benchunit.ClassOf(unit))
-	if unit == defaultUnit {
-		return s + "s"
-	}
-	return s
 }
 
 // seriesName is a key's benchmark and phase, as benchfmt names them.

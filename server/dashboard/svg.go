@@ -6,30 +6,21 @@ import (
 	"html/template"
 	"strings"
 
-	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/chart"
 )
-
-// trendSVG draws the trend with chart.Trend (the chart perfbot trend
-// --format svg writes) for inlining.
-func trendSVG(t *analysis.Trend) (template.HTML, error) {
-	var buf bytes.Buffer
-	if err := chart.Trend(&buf, t, chart.Options{Format: chart.SVG}); err != nil {
-		return "", err
-	}
-	return inline(buf.String(), "trend-svg", "trend chart")
-}
 
 // stackedSVG draws the per-phase view with chart.Stacked: one bar per
 // commit, its phases stacked bottom up in data.Phases' order and the
 // part of total no phase accounts for ("other") on top, in the unit the
 // table shows. The table under the chart links each commit to its
-// comparison with the one before.
-func stackedSVG(data *PhasesData, factor float64, label string) (template.HTML, error) {
+// comparison with the one before. changeAt are the commits where total's
+// trend has a change point, marked on the chart.
+func stackedSVG(data *PhasesData, factor float64, label string, changeAt []int) (template.HTML, error) {
 	st := &chart.Stack{
-		Title: data.Benchmark + ": total by phase",
-		Unit:  label,
-		Parts: append(append([]string(nil), data.Phases...), "other"),
+		Title:    data.Benchmark + ": total by phase",
+		Unit:     label,
+		Parts:    append(append([]string(nil), data.Phases...), "other"),
+		ChangeAt: changeAt,
 	}
 	for _, c := range data.Commits {
 		row := make([]float64, 0, len(st.Parts))

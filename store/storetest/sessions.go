@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,53 @@ func testRecentComparisons(t *testing.T, dsn string) {
 	if len(got) != 2 || got[0].ID != ids[2] || got[1].ID != ids[1] || got[1].Verdict != "regression" || got[1].HeadSHA != sha2 ||
 		got[0].Repo != repo || got[0].Report != "" || !got[0].CreatedAt.Equal(t0.Add(2*time.Hour)) {
 		t.Errorf("RecentComparisons(2) = %+v; want comparisons %d then %d, newest first, without reports", got, ids[2], ids[1])
+	}
+}
+
+// testPairAndCommitComparisons: every comparison of a pair, newest
+// first, and the comparisons that include a commit on either side.
+func testPairAndCommitComparisons(t *testing.T, dsn string) {
+	db := open(t, dsn, store.Options{})
+	ctx := context.Background()
+	base := strings.Repeat("b", 40)
+	save := func(b, h string, hour int) int64 {
+		t.Helper()
+		id, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: b, HeadSHA: h, Verdict: "no change",
+			Report: `{"verdict":"no change"}`, CreatedAt: t0.Add(time.Duration(hour) * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	first, other, second, later := save(base, sha1, 0), save(base, sha2, 1), save(base, sha1, 2), save(sha1, sha2, 3)
+	if _, err := db.SaveComparison(ctx, &store.Comparison{Repo: "elsewhere/x", BaseSHA: base, HeadSHA: sha1, CreatedAt: t0.Add(9 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(cs []store.Comparison) []int64 {
+		var out []int64
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	pair, err := db.PairComparisons(ctx, repo, base, sha1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(pair); !slices.Equal(got, []int64{second, first}) || pair[0].Report != "" || pair[0].HeadSHA != sha1 {
+		t.Errorf("PairComparisons = %v (%+v); want %d then %d, without reports", got, pair, second, first)
+	}
+	withSHA1, err := db.CommitComparisons(ctx, repo, sha1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(withSHA1); !slices.Equal(got, []int64{later, second, first}) {
+		t.Errorf("CommitComparisons(sha1) = %v; want %v (as base or head, this repository only)", got, []int64{later, second, first})
+	}
+	if got, _ := db.CommitComparisons(ctx, repo, sha2, 10); !slices.Equal(ids(got), []int64{later, other}) {
+		t.Errorf("CommitComparisons(sha2) = %v; want [%d %d]", ids(got), later, other)
+	}
+	if got, _ := db.CommitComparisons(ctx, repo, sha2, 1); !slices.Equal(ids(got), []int64{later}) {
+		t.Errorf("CommitComparisons(sha2, limit 1) = %v; want [%d]", ids(got), later)
 	}
 }

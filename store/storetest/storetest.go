@@ -67,6 +67,7 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"EndedSessionComparison", testEndedSessionComparison},
 		{"ResolveCommit", testResolveCommit},
 		{"RecentComparisons", testRecentComparisons},
+		{"PairAndCommitComparisons", testPairAndCommitComparisons},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
