@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/perfbot/perfbot/store"
+	"github.com/perfbot/perfbot/store/queue"
 	"github.com/perfbot/perfbot/store/storetest"
 )
 
@@ -99,20 +101,54 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 func TestBrowserFollowsTheLinkChain(t *testing.T) {
 	bin := chromium(t)
 	t.Run("SQLite", func(t *testing.T) {
-		followTheLinkChain(t, bin, testStore(t), true)
+		followTheLinkChain(t, bin, testStore(t), false)
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		storetest.PostgresAdmin(t)
-		followTheLinkChain(t, bin, testStoreAt(t, storetest.FreshPostgres(t)), false)
+		followTheLinkChain(t, bin, testStoreAt(t, storetest.FreshPostgres(t)), true)
 	})
 }
 
-func followTheLinkChain(t *testing.T, bin string, db Store, shots bool) {
-	srv := httptest.NewServer(New(Config{Store: db, Now: func() time.Time { return now }}))
+// followTheLinkChain is the walk through the pages of db's dashboard;
+// withQueue adds River's job queue (PostgreSQL) with jobs of each kind,
+// and the jobs page is screenshotted from it, the other pages from the
+// walk without a queue.
+func followTheLinkChain(t *testing.T, bin string, db *store.DB, withQueue bool) {
+	cfg := Config{Store: db, Now: func() time.Time { return now }}
+	if withQueue {
+		q, err := queue.New(db, queue.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, insert := range []func() (queue.Inserted, error){
+			func() (queue.Inserted, error) {
+				return q.InsertBaseline(ctx, "", queue.BaselineArgs{Repo: testRepo, SHA: sha(commits - 1)})
+			},
+			func() (queue.Inserted, error) {
+				return q.InsertCompare(ctx, "", queue.CompareArgs{Repo: testRepo, PR: 42, BaseSHA: cmpBase, HeadSHA: cmpHead, Trigger: "synchronize"})
+			},
+			func() (queue.Inserted, error) {
+				return q.InsertBisect(ctx, "", queue.BisectArgs{Repo: testRepo, PR: 42, Good: sha(stepAt - 1), Bad: sha(stepAt), Phase: "msm_h"})
+			},
+		} {
+			if _, err := insert(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The jobs were queued 30, 20 and 10 minutes before the page's now, oldest first.
+		if _, err := db.SQL().ExecContext(ctx, `UPDATE river_job SET created_at = $1::timestamptz - ((SELECT max(id) FROM river_job) - id + 1) * interval '10 minutes',
+			scheduled_at = $1::timestamptz - ((SELECT max(id) FROM river_job) - id + 1) * interval '10 minutes'`, now); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Jobs = func(ctx context.Context, limit int) ([]queue.Job, error) { return queue.List(ctx, db.SQL(), limit) }
+		cfg.Queues = func(ctx context.Context) ([]queue.QueueStatus, error) { return queue.Statuses(ctx, db.SQL()) }
+	}
+	srv := httptest.NewServer(New(cfg))
 	t.Cleanup(srv.Close)
 	ctx, requests := browser(t, bin)
 	shot := func(name string) {
-		if shots {
+		if (name == "jobs") == withQueue {
 			screenshot(t, ctx, name)
 		}
 	}
@@ -198,6 +234,7 @@ func followTheLinkChain(t *testing.T, bin string, db Store, shots bool) {
 	if got := text(`h1`); !strings.Contains(got, "commit 15") {
 		t.Errorf("commit page heading %q; want commit 15's subject", got)
 	}
+	shot("commit")
 
 	// A stored comparison's page, with its attribution, and the stacked
 	// phases.
@@ -211,7 +248,16 @@ func followTheLinkChain(t *testing.T, bin string, db Store, shots bool) {
 	run("open the phases", chromedp.Navigate(srv.URL+"/phases?"+query("repo", testRepo, "benchmark", bench, "since", "all")),
 		chromedp.WaitVisible(chromedp.CSS(`#phases-chart svg`)))
 	shot("phases")
-	run("open the jobs", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`#no-queue`)))
+	if withQueue {
+		run("open the jobs", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`#jobs-queued`)))
+		if got := text(`#jobs-queued`); !strings.Contains(got, testRepo+"#42 head "+short(cmpHead)+" against "+short(cmpBase)) ||
+			!strings.Contains(got, "bisect "+short(sha(stepAt-1))+".."+short(sha(stepAt))) {
+			t.Errorf("queued jobs: %q; want the comparison of #42 and the bisection", got)
+		}
+		shot("jobs")
+	} else {
+		run("open the jobs", chromedp.Navigate(srv.URL+"/jobs"), chromedp.WaitVisible(chromedp.CSS(`#no-queue`)))
+	}
 
 	// Nothing but the server was asked for anything.
 	reqs := requests()

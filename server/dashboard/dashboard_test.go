@@ -606,7 +606,15 @@ func TestBadParametersSayWhatToDo(t *testing.T) {
 		{"/api/trend?" + query("repo", testRepo, "benchmark", bench), 400, "phase is required: e.g. phase=total"},
 		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "total", "since", "yesterday"), 400, "want a duration back from now such as 36h"},
 		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "total", "machine", "gpu-9"), 400, "leave machine out"},
-		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "nope"), 404, "pick a series that has data from the index"},
+		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "nope"), 404,
+			"has no series phase=nope unit=sec/op; its phases and units: msm_h sec/op, ntt sec/op, synthesis sec/op, total page-faults/op, total sec/op"},
+		{"/api/trend?" + query("repo", "nobody/here", "benchmark", bench, "phase", "total"), 404,
+			"repository nobody/here has no baseline runs; stored: " + localRepo + ", " + testRepo},
+		{"/api/trend?" + query("repo", testRepo, "benchmark", "Nope", "phase", "total"), 404, "has no benchmark Nope with baseline runs; its benchmarks: " + bench},
+		{"/api/change?" + query("repo", testRepo, "benchmark", bench, "phase", "total", "at", "zz"), 400, "at=zz: want the change point's commit SHA"},
+		{"/api/commit?" + query("repo", testRepo, "sha", "xyz"), 400, "sha=xyz: want a commit SHA"},
+		{"/api/commit?" + query("sha", sha(1)), 400, "repo is required"},
+		{"/api/phases?" + query("repo", testRepo, "benchmark", bench, "since", "soon"), 400, "since=soon"},
 		{"/api/trend?" + query("repo", testRepo, "benchmark", bench, "phase", "total", "since", "1d"), 404, "widen the window with since=all"},
 		{"/api/phases?" + query("repo", testRepo), 400, "benchmark is required"},
 		{"/api/compare?" + query("repo", testRepo, "base", cmpBase), 400, "base and head are required"},
@@ -638,4 +646,52 @@ func TestBadParametersSayWhatToDo(t *testing.T) {
 	if code, body := do(t, d, "/static/style.css"); code != 200 || !strings.Contains(body, "body") {
 		t.Errorf("stylesheet: %d", code)
 	}
+}
+
+// TestNoBadRequestGetsA500 sends every page and its JSON malformed and
+// unknown parameters (missing, empty, garbage, markup, huge, unknown
+// SHAs and ids): each answer is a 400 or a 404 with a message, never a
+// 500 or a stack trace.
+func TestNoBadRequestGetsA500(t *testing.T) {
+	t.Parallel()
+	d := newTestDashboard(t, nil)
+	values := []string{"", "x", "<script>alert(1)</script>", strings.Repeat("9", 5000), "ффф", "../../etc/passwd", "-1", "0", "%zz", sha(999), sha(1)[:4], "all"}
+	params := map[string][]string{
+		"/trend":     {"repo", "benchmark", "phase", "unit", "since", "machine"},
+		"/trend.svg": {"repo", "benchmark", "phase", "since", "machine"},
+		"/phases":    {"repo", "benchmark", "unit", "since", "machine"},
+		"/compare":   {"repo", "base", "head", "id"},
+		"/change":    {"repo", "benchmark", "phase", "at", "since"},
+		"/commit":    {"repo", "sha"},
+	}
+	good := map[string]string{"repo": testRepo, "benchmark": bench, "phase": "total", "unit": "sec/op", "since": "all",
+		"base": cmpBase, "head": cmpHead, "sha": sha(2), "at": sha(stepAt)}
+	n := 0
+	for path, names := range params {
+		for _, bad := range names {
+			for _, v := range values {
+				q := url.Values{}
+				for _, name := range names {
+					if g, ok := good[name]; ok {
+						q.Set(name, g)
+					}
+				}
+				q.Set(bad, v)
+				for _, p := range []string{path, "/api" + path} {
+					if p == "/api/trend.svg" {
+						continue
+					}
+					code, body := do(t, d, p+"?"+q.Encode())
+					n++
+					if code >= 500 || strings.Contains(body, "goroutine ") || strings.Contains(body, "panic") {
+						t.Errorf("GET %s?%s: %d\n%.300s", p, q.Encode(), code, body)
+					}
+					if code >= 400 && !strings.Contains(body, "error") {
+						t.Errorf("GET %s?%s: %d without a message", p, q.Encode(), code)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d requests", n)
 }

@@ -446,8 +446,7 @@ func (d *Dashboard) loadTrend(r *http.Request, repo string, key analysis.Key, si
 		return nil, err
 	}
 	if len(points) == 0 {
-		return nil, notFound("no baseline runs of %s in %s since %s (since=%s): widen the window with since=all, "+
-			"or pick a series that has data from the index (/)", key, repo, since.UTC().Format(time.DateOnly), sinceText)
+		return nil, d.noSeries(r, repo, key, since, sinceText)
 	}
 	runs := make([]analysis.TrendRun, len(points))
 	for i, p := range points {
@@ -458,6 +457,47 @@ func (d *Dashboard) loadTrend(r *http.Request, repo string, key analysis.Key, si
 		return nil, badRequest("machine=%s: %v; pass one of those, or leave machine out to chart the one with the most runs", machine, err)
 	}
 	return t, err
+}
+
+// noSeries is the 404 of a series without runs in the window: it names
+// what is stored instead (the repositories, the repository's benchmarks,
+// or the benchmark's phases and units), or says to widen the window.
+func (d *Dashboard) noSeries(r *http.Request, repo string, key analysis.Key, since time.Time, sinceText string) error {
+	series, err := d.cfg.Store.TrendSeries(r.Context())
+	if err != nil {
+		return err
+	}
+	var repos, benches, phases []string
+	for _, s := range series {
+		repos = append(repos, s.Repo)
+		if s.Repo == repo {
+			benches = append(benches, s.Benchmark)
+			if s.Benchmark == key.Benchmark {
+				phases = append(phases, cmp.Or(s.Phase, "(none)")+" "+s.Unit)
+			}
+		}
+	}
+	switch {
+	case len(series) == 0:
+		return notFound("no baseline runs are stored yet: pushes to the default branch of a served repository record them (or perfbot run)")
+	case len(benches) == 0:
+		return notFound("repository %s has no baseline runs; stored: %s (the index, /, lists their series)", repo, listSome(repos))
+	case len(phases) == 0:
+		return notFound("%s has no benchmark %s with baseline runs; its benchmarks: %s (the index, /, links their series)", repo, key.Benchmark, listSome(benches))
+	case !slices.Contains(phases, cmp.Or(key.Phase, "(none)")+" "+key.Unit):
+		return notFound("%s in %s has no series phase=%s unit=%s; its phases and units: %s (pick a series that has data from the index, /)",
+			key.Benchmark, repo, key.Phase, key.Unit, listSome(phases))
+	}
+	return notFound("no baseline runs of %s in %s since %s (since=%s): widen the window with since=all", key, repo, since.UTC().Format(time.DateOnly), sinceText)
+}
+
+// listSome lists the distinct names, at most 8 of them.
+func listSome(names []string) string {
+	names = slices.Compact(slices.Sorted(slices.Values(names)))
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
+	}
+	return strings.Join(names, ", ")
 }
 
 // seriesParams reads repo, benchmark, phase (when withPhase) and unit
