@@ -4,6 +4,7 @@
 #   make compare the README's main command (HEAD~1 against HEAD)
 #   make test    vet and every test (what CI runs)
 #   make bench   the Go benchmarks and the prove benchmark script (long)
+#   make bench-dashboard  the dashboard's and perfbot trend's figures
 #   make lint    gofmt, go vet, staticcheck
 #   make cuda    build/libperfbot_cuda.so and its self-test (needs nvcc;
 #                CUDA_ARCH=sm_90 by default)
@@ -13,7 +14,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test bench bench-tradeoff fuzz chaos lint fmt clean cuda cuda-host-check
+.PHONY: all build compare test bench bench-tradeoff bench-dashboard fuzz chaos lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -68,6 +69,17 @@ bench: build
 	scripts/with-postgres.sh $(GO) test -run '^$$' -bench 'BenchmarkTrend1M$$' -benchtime 20x -timeout 30m ./store/ | tee $(BENCHOUT)/trend1m.txt
 	bench/prove.sh $(BUILD)/perfbot $(BENCHOUT)
 	$(MAKE) bench-tradeoff
+
+# The dashboard's and perfbot trend's figures (BENCHMARKS.md, History):
+# TrendSeries, the index's query, over 1M samples on PostgreSQL and
+# SQLite; the front and compare pages over 1M samples and 1,000 stored
+# comparisons in PostgreSQL (target: 100 ms each); perfbot trend over 500
+# commits × 10 runs × 9 phases on SQLite (table, --git, png, --alpha
+# 0.001). go test runs the packages' benchmarks one after the other.
+bench-dashboard:
+	mkdir -p $(BENCHOUT)
+	scripts/with-postgres.sh $(GO) test -run '^$$' -bench '^(BenchmarkTrendSeries1M|BenchmarkTrendSeries1MSQLite|BenchmarkDashboardIndex1M|BenchmarkDashboardCompare1M|BenchmarkTrend500)$$' \
+		-benchtime 20x -timeout 30m ./store/ ./server/dashboard/ ./cmd/perfbot/ | tee $(BENCHOUT)/dashboard.txt
 
 # What α and max_count cost or buy, by simulation (BENCHMARKS.md, docs/statistics.md).
 bench-tradeoff:

@@ -241,3 +241,21 @@ func (db *DB) Commits(ctx context.Context, repo string, shas []string) (map[stri
 	}
 	return out, nil
 }
+
+// A RunsVersion identifies the store's runs as they are: the newest run's
+// id and the number of runs. Runs are only ever added (a run gets a new,
+// larger id) or, with their repository, removed, so a version that did
+// not change means no run did: what the dashboard caches by.
+type RunsVersion struct {
+	MaxID int64 `db:"max_id"`
+	Count int64 `db:"n"`
+}
+
+// RunsVersion returns the runs' version, in one cheap query.
+func (db *DB) RunsVersion(ctx context.Context) (RunsVersion, error) {
+	var v RunsVersion
+	if err := db.db.GetContext(ctx, &v, `SELECT coalesce(max(id), 0) AS max_id, count(*) AS n FROM runs`); err != nil {
+		return v, fmt.Errorf("runs version: %w", err)
+	}
+	return v, nil
+}

@@ -145,6 +145,15 @@ func testRecentHeadlinesAndCommits(t *testing.T, dsn string) {
 		t.Errorf("RecentHeadlines:\n got %s\nwant %s", g, want)
 	}
 
+	v, err := db.RunsVersion(ctx)
+	if err != nil || v.Count != 12 || v.MaxID == 0 {
+		t.Errorf("RunsVersion = %+v, %v; want 12 runs", v, err)
+	}
+	save(11, 0, store.KindBaseline, analysis.StatusOK, analysis.Sample{Key: key("Prove", "total", "sec/op"), Value: 1})
+	if v2, err := db.RunsVersion(ctx); err != nil || v2.Count != 13 || v2.MaxID <= v.MaxID {
+		t.Errorf("RunsVersion after a run = %+v, %v; want 13 runs and a newer id than %+v", v2, err, v)
+	}
+
 	commits, err := db.Commits(ctx, "o/h", []string{sha(2), sha(77)})
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -51,6 +52,7 @@ type Store interface {
 	ResolveCommit(ctx context.Context, repo, prefix string) (string, error)
 	RecentComparisons(ctx context.Context, limit int) ([]store.Comparison, error)
 	RecentHeadlines(ctx context.Context, runs int, unit string) ([]store.HeadlinePoint, error)
+	RunsVersion(ctx context.Context) (store.RunsVersion, error)
 	Commits(ctx context.Context, repo string, shas []string) (map[string]store.Commit, error)
 }
 
@@ -86,6 +88,9 @@ type Dashboard struct {
 	cfg   Config
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+
+	cacheMu sync.Mutex
+	cache   *seriesView // the front page's view of the runs, by version
 }
 
 // New returns the dashboard's handler. Register it at "/" of a mux: it

@@ -695,3 +695,34 @@ func TestNoBadRequestGetsA500(t *testing.T) {
 	}
 	t.Logf("%d requests", n)
 }
+
+// TestFrontPageFollowsNewRuns checks that the front page's cached view of
+// the runs (every series, the headlines) is dropped as soon as a run is
+// stored: a new commit's baseline runs make its latest value, and a new
+// series shows at once.
+func TestFrontPageFollowsNewRuns(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	before := getJSON[IndexData](t, d, "/api/series")
+	if h := before.Repos[1].Benchmarks[0].Headline; h == nil || h.LatestCommit != sha(commits-1) {
+		t.Fatalf("headline %+v; want the latest commit %s", h, short(sha(commits-1)))
+	}
+	if again := getJSON[IndexData](t, d, "/api/series"); len(again.Repos[1].Benchmarks[0].Series) != 5 {
+		t.Fatalf("second read: %d series; want 5", len(again.Repos[1].Benchmarks[0].Series))
+	}
+	next := sha(commits)
+	for j := range runsPer {
+		ss := append(samples(commits, j, 1.25), analysis.Sample{Key: analysis.Key{Benchmark: bench, Phase: "assemble", Unit: "sec/op"}, Value: 0.01})
+		if _, err := db.SaveRun(context.Background(), &store.RunRecord{Repo: testRepo, Commit: store.Commit{SHA: next}, Kind: store.KindBaseline,
+			Machine: "gpu-1", ConfigHash: "cfg", Status: analysis.StatusOK, StartedAt: t0.Add(commits*24*time.Hour + time.Duration(j)*time.Minute),
+			Samples: ss}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := getJSON[IndexData](t, d, "/api/series")
+	b := after.Repos[1].Benchmarks[0]
+	if b.Headline == nil || b.Headline.LatestCommit != next || len(b.Headline.Values) != commits+1 || len(b.Series) != 6 {
+		t.Errorf("after a new commit's runs: headline %+v, %d series; want %s latest, %d values, 6 series (assemble added)", b.Headline, len(b.Series), short(next), commits+1)
+	}
+}

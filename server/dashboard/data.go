@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,17 +119,60 @@ type IndexSeries struct {
 	TrendURL string `json:"trend_url"`
 }
 
+// seriesView is what the front page derives from the runs alone (every
+// series, each benchmark's headline trend), kept while the runs stay as
+// they are (store.RunsVersion): reading the series and the headlines
+// takes a few hundred milliseconds over a million samples, the version
+// one query.
+type seriesView struct {
+	version   store.RunsVersion
+	series    []store.Series
+	headlines map[headlineKey]*IndexHeadline
+}
+
+// seriesView returns the front page's view of the runs, from the cache
+// while the runs have not changed. The two reads run at once.
+func (d *Dashboard) seriesView(ctx context.Context) (*seriesView, error) {
+	version, err := d.cfg.Store.RunsVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.cacheMu.Lock()
+	cached := d.cache
+	d.cacheMu.Unlock()
+	if cached != nil && cached.version == version {
+		return cached, nil
+	}
+	v := &seriesView{version: version}
+	var (
+		points  []store.HeadlinePoint
+		errPts  error
+		pending sync.WaitGroup
+	)
+	pending.Go(func() { points, errPts = d.cfg.Store.RecentHeadlines(ctx, store.HeadlineRuns, defaultUnit) })
+	v.series, err = d.cfg.Store.TrendSeries(ctx)
+	pending.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if errPts != nil {
+		return nil, errPts
+	}
+	v.headlines = headlineTrends(points)
+	d.cacheMu.Lock()
+	d.cache = v
+	d.cacheMu.Unlock()
+	return v, nil
+}
+
 func (d *Dashboard) index(r *http.Request) (any, error) {
 	ctx := r.Context()
-	series, err := d.cfg.Store.TrendSeries(ctx)
+	view, err := d.seriesView(ctx)
 	if err != nil {
 		return nil, err
 	}
+	series := view.series
 	recent, err := d.cfg.Store.RecentComparisons(ctx, recentComparisons)
-	if err != nil {
-		return nil, err
-	}
-	points, err := d.cfg.Store.RecentHeadlines(ctx, store.HeadlineRuns, defaultUnit)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +194,6 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 			b.PhasesURL = phasesURL(s.Repo, s.Benchmark, s.Unit)
 		}
 	}
-	headlines := headlineTrends(points)
 	for i := range data.Repos {
 		repo := &data.Repos[i]
 		for j := range repo.Benchmarks {
@@ -159,7 +202,7 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 			slices.SortStableFunc(b.Series, func(x, y IndexSeries) int {
 				return cmp.Compare(seriesRank(x), seriesRank(y))
 			})
-			h, ok := headlines[headlineKey{repo.Repo, b.Benchmark}]
+			h, ok := view.headlines[headlineKey{repo.Repo, b.Benchmark}]
 			if !ok {
 				continue
 			}
@@ -400,10 +443,11 @@ func (d *Dashboard) addSubjects(r *http.Request, t *analysis.Trend) error {
 // seriesUnits lists the units a series (repository, benchmark, phase) is
 // stored in.
 func (d *Dashboard) seriesUnits(r *http.Request, repo string, key analysis.Key) ([]string, error) {
-	series, err := d.cfg.Store.TrendSeries(r.Context())
+	view, err := d.seriesView(r.Context())
 	if err != nil {
 		return nil, err
 	}
+	series := view.series
 	units := []string{}
 	for _, s := range series {
 		if s.Repo == repo && s.Benchmark == key.Benchmark && s.Phase == key.Phase {
@@ -463,10 +507,11 @@ func (d *Dashboard) loadTrend(r *http.Request, repo string, key analysis.Key, si
 // what is stored instead (the repositories, the repository's benchmarks,
 // or the benchmark's phases and units), or says to widen the window.
 func (d *Dashboard) noSeries(r *http.Request, repo string, key analysis.Key, since time.Time, sinceText string) error {
-	series, err := d.cfg.Store.TrendSeries(r.Context())
+	view, err := d.seriesView(r.Context())
 	if err != nil {
 		return err
 	}
+	series := view.series
 	var repos, benches, phases []string
 	for _, s := range series {
 		repos = append(repos, s.Repo)
@@ -585,10 +630,11 @@ func (d *Dashboard) phases(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	series, err := d.cfg.Store.TrendSeries(r.Context())
+	view, err := d.seriesView(r.Context())
 	if err != nil {
 		return nil, err
 	}
+	series := view.series
 	var phases []string
 	for _, s := range series {
 		if s.Repo == repo && s.Benchmark == key.Benchmark && s.Unit == key.Unit && s.Phase != totalPhase && s.Phase != "" && !strings.Contains(s.Phase, "/") {
