@@ -36,6 +36,9 @@ type CompareRequest struct {
 	// Kind is what the runs are stored as: store.KindCompare unless set
 	// (calibration stores store.KindCalibrate).
 	Kind store.Kind
+	// PR is the pull request the comparison is for, stored with it (0:
+	// none).
+	PR int
 	// Seed seeds the order of the sides within rounds (the config's
 	// order: random); 0 picks a new one. The seed is stored with the
 	// comparison and printed in its report, so giving it again (perfbot
@@ -261,7 +264,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
 		Verdict: string(report.Verdict), Inputs: string(inputs), Report: string(reportJSON),
-		Markdown: md.String(), SessionID: ss.id,
+		Markdown: md.String(), SessionID: ss.id, PR: req.PR,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store comparison: %w", err)

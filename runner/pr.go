@@ -137,7 +137,7 @@ func (r *Runner) PullRequest(ctx context.Context, pub Publisher, pr PullRequest)
 		progress.post(Check{Status: CheckInProgress, Title: title, Summary: "Comparing " + what + "."})
 	}
 
-	req := CompareRequest{Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress}
+	req := CompareRequest{Source: pr.Source, Base: pr.BaseSHA, Head: pr.HeadSHA, Count: pr.Count, OnProgress: onProgress, PR: pr.Number}
 	if dl, ok := ctx.Deadline(); ok {
 		// The job's limit: a count or cap that cannot end within it is
 		// refused before anything is built (ErrUnreachable).

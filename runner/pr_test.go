@@ -285,8 +285,8 @@ func TestPullRequestReturnsTheStoredResultWhenPublishingFails(t *testing.T) {
 		t.Fatalf("result %+v; want the stored comparison", res)
 	}
 	stored, err := r.Store.(*store.DB).Comparison(context.Background(), res.ComparisonID)
-	if err != nil || stored.Markdown != res.Markdown {
-		t.Errorf("stored comparison %v, %v; want the same markdown to publish later", stored, err)
+	if err != nil || stored.Markdown != res.Markdown || stored.PR != 4 {
+		t.Errorf("stored comparison %v, %v; want the same markdown to publish later, for pull request 4", stored, err)
 	}
 }
 

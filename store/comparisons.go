@@ -30,11 +30,11 @@ func (db *DB) SaveComparison(ctx context.Context, c *Comparison) (int64, error) 
 	}
 	var id int64
 	err = tx.QueryRowxContext(ctx, tx.Rebind(`
-		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id, pr)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		repoID, c.BaseSHA, c.HeadSHA, dbTime{created}, c.Verdict, dbText(c.Inputs), dbText(c.Report), c.Markdown,
-		sql.NullInt64{Int64: c.SessionID, Valid: c.SessionID != 0},
+		sql.NullInt64{Int64: c.SessionID, Valid: c.SessionID != 0}, c.PR,
 	).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("save comparison: %w", err)
@@ -51,7 +51,7 @@ func (db *DB) Comparison(ctx context.Context, id int64) (*Comparison, error) {
 	var row comparisonRow
 	err := db.db.GetContext(ctx, &row, db.db.Rebind(`
 		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at,
-		       c.verdict, c.inputs, c.report, c.markdown
+		       c.verdict, c.inputs, c.report, c.markdown, c.pr
 		FROM comparisons c JOIN repos p ON p.id = c.repo_id
 		WHERE c.id = ?`), id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -76,11 +76,12 @@ type comparisonRow struct {
 	Inputs    dbText `db:"inputs"`
 	Report    dbText `db:"report"`
 	Markdown  string `db:"markdown"`
+	PR        int    `db:"pr"`
 }
 
 func (r comparisonRow) comparison() Comparison {
 	return Comparison{ID: r.ID, Repo: r.Repo, BaseSHA: r.BaseSHA, HeadSHA: r.HeadSHA, CreatedAt: r.CreatedAt.Time,
-		Verdict: r.Verdict, Inputs: string(r.Inputs), Report: string(r.Report), Markdown: r.Markdown}
+		Verdict: r.Verdict, Inputs: string(r.Inputs), Report: string(r.Report), Markdown: r.Markdown, PR: r.PR}
 }
 
 // RecentComparisons returns the newest limit stored comparisons, newest
@@ -131,7 +132,7 @@ func (db *DB) CommitComparisons(ctx context.Context, repo, sha string, limit int
 func (db *DB) listComparisons(ctx context.Context, what, where string, args ...any) ([]Comparison, error) {
 	var rows []comparisonRow
 	err := db.db.SelectContext(ctx, &rows, db.db.Rebind(`
-		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict
+		SELECT c.id, p.name AS repo, c.base_sha, c.head_sha, c.created_at, c.verdict, c.pr
 		FROM comparisons c JOIN repos p ON p.id = c.repo_id `+where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

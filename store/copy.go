@@ -803,6 +803,7 @@ type comparisonCopyRow struct {
 	Report    dbText        `db:"report"`
 	Markdown  string        `db:"markdown"`
 	SessionID sql.NullInt64 `db:"session_id"`
+	PR        int           `db:"pr"`
 }
 
 func (r *comparisonCopyRow) key(repo int64) comparisonKey {
@@ -823,7 +824,7 @@ func (c *copier) copyComparisons(ctx context.Context) error {
 		// Reports are tens of kilobytes: a page of them at a time.
 		var rows []comparisonCopyRow
 		err := c.src.db.SelectContext(ctx, &rows, c.src.db.Rebind(`
-			SELECT id, repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id
+			SELECT id, repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id, pr
 			FROM comparisons WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`), after, c.maxComparison, runPage)
 		if err != nil || len(rows) == 0 {
 			return err
@@ -862,10 +863,10 @@ func (c *copier) copyComparison(ctx context.Context, m *matcher[comparisonKey], 
 	}
 	var id int64
 	err = c.dst.db.GetContext(ctx, &id, c.dst.db.Rebind(`
-		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO comparisons (repo_id, base_sha, head_sha, created_at, verdict, inputs, report, markdown, session_id, pr)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
-		repo, r.BaseSHA, r.HeadSHA, r.CreatedAt, r.Verdict, dbText(inputs), r.Report, r.Markdown, session)
+		repo, r.BaseSHA, r.HeadSHA, r.CreatedAt, r.Verdict, dbText(inputs), r.Report, r.Markdown, session, r.PR)
 	if err != nil {
 		return err
 	}

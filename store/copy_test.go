@@ -156,7 +156,7 @@ func fillCopySource(t *testing.T, db *store.DB, runs, samplesPerRun int) copySou
 			Repo: copyRepo, BaseSHA: fmt.Sprintf("%040x", 0xabc000+i/3), HeadSHA: fmt.Sprintf("%040x", 0xabc000+(i+1)/3),
 			CreatedAt: copyT0.Add(time.Duration(i)*time.Hour + 3*time.Microsecond), Verdict: []string{"regression", "inconclusive", "no change"}[i%3],
 			Inputs: inputs, Report: fmt.Sprintf(`{"verdict": "regression", "rows": [{"phase": "msm_h", "delta": %d.5}]}`, i),
-			Markdown: fmt.Sprintf("## perfbot\n\nmsm_h +%d.5%% (p=0.001)\n", i), SessionID: sessionOf[i%len(sessionOf)],
+			Markdown: fmt.Sprintf("## perfbot\n\nmsm_h +%d.5%% (p=0.001)\n", i), SessionID: sessionOf[i%len(sessionOf)], PR: i / 2,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -626,7 +626,7 @@ var (
 		"runs":             "id repo_id commit_sha kind config_hash config machine env started_at ended_at status detail tool spans session_id",
 		"samples":          "run_id seq benchmark phase unit value",
 		"profiles":         "id run_id benchmark kind data bytes created_at",
-		"comparisons":      "id repo_id base_sha head_sha created_at verdict inputs report markdown session_id",
+		"comparisons":      "id repo_id base_sha head_sha created_at verdict inputs report markdown session_id pr",
 		"reported_changes": "repo_id machine benchmark phase unit commit_sha reported_at",
 	}
 	notCopied = []string{"goose_db_version", "sqlite_sequence", "webhook_deliveries", "pull_heads"}

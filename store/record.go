@@ -191,4 +191,6 @@ type Comparison struct {
 	Markdown string
 	// SessionID is the session that measured it (0: none).
 	SessionID int64
+	// PR is the pull request it was made for (0: none).
+	PR int
 }

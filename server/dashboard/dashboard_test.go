@@ -139,7 +139,7 @@ func testStoreAt(t *testing.T, dsn string) *store.DB {
 	}
 	for _, c := range []store.Comparison{
 		{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2), Verdict: "inconclusive", Report: older.String(), CreatedAt: t0.Add(24 * time.Hour)},
-		{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2), Verdict: "improvement", Report: rep.String(), Markdown: "…", CreatedAt: t0.Add(2 * 24 * time.Hour)},
+		{Repo: testRepo, BaseSHA: sha(1), HeadSHA: sha(2), Verdict: "improvement", Report: rep.String(), Markdown: "…", CreatedAt: t0.Add(2 * 24 * time.Hour), PR: 7},
 		{Repo: testRepo, BaseSHA: sha(5), HeadSHA: sha(5), Verdict: "improvement",
 			Report: strings.ReplaceAll(strings.ReplaceAll(rep.String(), sha(1), sha(5)), sha(2), sha(5)), CreatedAt: t0.Add(5 * 24 * time.Hour)},
 	} {
@@ -227,6 +227,12 @@ func TestDashboard(t *testing.T) {
 		if len(idx.Comparisons) != 3 || idx.Comparisons[1].Head != sha(2) || idx.Comparisons[1].Verdict != "improvement" ||
 			idx.Comparisons[1].CompareURL != fmt.Sprintf("/compare?id=%d", idx.Comparisons[1].ID) || idx.Comparisons[0].Head != sha(5) {
 			t.Errorf("recent comparisons %+v; want the A/A of %s, then the stored improvement of %s against %s", idx.Comparisons, sha(5)[:7], sha(2)[:7], sha(1)[:7])
+		}
+		if c := idx.Comparisons[1]; c.PR != 7 || c.PullURL != "https://github.com/perfbot/prover/pull/7" || idx.Comparisons[0].PR != 0 {
+			t.Errorf("pull requests %d (%s) and %d; want #7 linked, then none", c.PR, c.PullURL, idx.Comparisons[0].PR)
+		}
+		if !strings.Contains(page, `<a class="pull-link" href="https://github.com/perfbot/prover/pull/7">#7</a>`) {
+			t.Errorf("the index does not link the comparison's pull request")
 		}
 		if !strings.Contains(page, `id="recent-comparisons"`) || !strings.Contains(page, `class="verdict verdict-improvement">improvement<`) {
 			t.Errorf("index page lacks the recent comparisons")

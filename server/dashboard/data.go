@@ -40,8 +40,12 @@ type IndexData struct {
 
 // An IndexComparison is a stored comparison as the index lists it.
 type IndexComparison struct {
-	ID         int64     `json:"id"`
-	Repo       string    `json:"repo"`
+	ID   int64  `json:"id"`
+	Repo string `json:"repo"`
+	// PR is the pull request it was made for (0: none) and PullURL that
+	// pull request on GitHub.
+	PR         int       `json:"pr,omitempty"`
+	PullURL    string    `json:"pull_url,omitempty"`
 	Base       string    `json:"base"`
 	Head       string    `json:"head"`
 	Verdict    string    `json:"verdict"`
@@ -739,6 +743,10 @@ type CompareData struct {
 	// AA is true when base and head are one commit: whatever the
 	// comparison reports is noise.
 	AA bool `json:"aa"`
+	// PR is the stored comparison's pull request (0: none); PullURL it
+	// on GitHub.
+	PR      int    `json:"pr,omitempty"`
+	PullURL string `json:"pull_url,omitempty"`
 	// Comparisons are every stored comparison of the pair, newest first.
 	Comparisons []IndexComparison `json:"comparisons"`
 	// Bisect says how to find the commit behind each regressed phase.
@@ -833,6 +841,7 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 			return nil, fmt.Errorf("comparison %d: decode report: %w", stored.ID, err)
 		}
 		data.Source, data.ComparisonID, data.CreatedAt, data.Report = "stored", stored.ID, stored.CreatedAt, &rep
+		data.PR, data.PullURL = stored.PR, pullURL(repo, stored.PR)
 	} else {
 		rep, err := d.compareRuns(r, repo, base, head)
 		if err != nil {
@@ -918,8 +927,19 @@ func short12(sha string) string {
 }
 
 func indexComparison(c store.Comparison) IndexComparison {
-	return IndexComparison{ID: c.ID, Repo: c.Repo, Base: c.BaseSHA, Head: c.HeadSHA, Verdict: c.Verdict, CreatedAt: c.CreatedAt,
+	ic := IndexComparison{ID: c.ID, Repo: c.Repo, PR: c.PR, Base: c.BaseSHA, Head: c.HeadSHA, Verdict: c.Verdict, CreatedAt: c.CreatedAt,
 		CompareURL: comparisonURL(c.ID)}
+	ic.PullURL = pullURL(c.Repo, c.PR)
+	return ic
+}
+
+// pullURL is pull request pr of repo on GitHub, or "" for none or a
+// repository elsewhere.
+func pullURL(repo string, pr int) string {
+	if pr <= 0 || !ownerNameRE.MatchString(repo) {
+		return ""
+	}
+	return fmt.Sprintf("https://github.com/%s/pull/%d", repo, pr)
 }
 
 // compareRuns compares the stored runs of head against those of base, as
@@ -1091,9 +1111,7 @@ func jobView(j queue.Job, now time.Time) JobView {
 	pr := ""
 	if a.PR > 0 {
 		pr = fmt.Sprintf("#%d", a.PR)
-		if ownerNameRE.MatchString(a.Repo) {
-			v.PullURL = fmt.Sprintf("https://github.com/%s/pull/%d", a.Repo, a.PR)
-		}
+		v.PullURL = pullURL(a.Repo, a.PR)
 	}
 	switch {
 	case a.HeadSHA != "" && a.BaseSHA != "":

@@ -250,7 +250,7 @@ func testPairAndCommitComparisons(t *testing.T, dsn string) {
 	save := func(b, h string, hour int) int64 {
 		t.Helper()
 		id, err := db.SaveComparison(ctx, &store.Comparison{Repo: repo, BaseSHA: b, HeadSHA: h, Verdict: "no change",
-			Report: `{"verdict":"no change"}`, CreatedAt: t0.Add(time.Duration(hour) * time.Hour)})
+			Report: `{"verdict":"no change"}`, CreatedAt: t0.Add(time.Duration(hour) * time.Hour), PR: 40 + hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,12 +271,15 @@ func testPairAndCommitComparisons(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(pair); !slices.Equal(got, []int64{second, first}) || pair[0].Report != "" || pair[0].HeadSHA != sha1 {
-		t.Errorf("PairComparisons = %v (%+v); want %d then %d, without reports", got, pair, second, first)
+	if got := ids(pair); !slices.Equal(got, []int64{second, first}) || pair[0].Report != "" || pair[0].HeadSHA != sha1 || pair[0].PR != 42 || pair[1].PR != 40 {
+		t.Errorf("PairComparisons = %v (%+v); want %d then %d (pull requests 42 and 40), without reports", got, pair, second, first)
 	}
 	withSHA1, err := db.CommitComparisons(ctx, repo, sha1, 10)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if one, err := db.Comparison(ctx, later); err != nil || one.PR != 43 {
+		t.Errorf("Comparison(%d): pull request %+v, %v; want 43", later, one, err)
 	}
 	if got := ids(withSHA1); !slices.Equal(got, []int64{later, second, first}) {
 		t.Errorf("CommitComparisons(sha1) = %v; want %v (as base or head, this repository only)", got, []int64{later, second, first})
