@@ -127,6 +127,9 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		}
 	}
 	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(), LCStorage: cfg.lcStorage()}
+	if keys != nil {
+		hint.Domain = keys.pk.DomainSize // A, B and C laid out over the domain in place
+	}
 	shape = nil // the matrices are not needed from here on
 
 	// proofs runs warm warm-ups and then count measured proofs.

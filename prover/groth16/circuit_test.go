@@ -36,12 +36,19 @@ func scaled(total int) circuitSize {
 // fixes the values (x and the bits), so two witness seeds give two
 // assignments of one shape. Public inputs: y and the last word.
 func buildCircuit(mode r1cs.Mode, seed, witness uint64, size circuitSize) *r1cs.System {
+	return buildCircuitIn(mode, seed, witness, size, 0)
+}
+
+// buildCircuitIn is buildCircuit with room for a domain of domain
+// entries in the evaluations (r1cs.Sizes.Domain; 0 for none).
+func buildCircuitIn(mode r1cs.Mode, seed, witness uint64, size circuitSize, domain int) *r1cs.System {
 	srng := rand.New(rand.NewPCG(seed, 1))
 	wrng := rand.New(rand.NewPCG(witness, 2))
 	cs := r1cs.NewSystem(mode, r1cs.Sizes{
 		Constraints: 4 + size.bits + size.xors + size.words + size.muls,
 		Inputs:      3,
 		Aux:         3 + size.bits + size.xors + size.words + size.muls,
+		Domain:      domain,
 	})
 	var one fr.Element
 	one.SetOne()

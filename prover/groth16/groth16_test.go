@@ -298,6 +298,60 @@ func TestRandomKeysHaveSetupShapesAndTheirProofsDoNotVerify(t *testing.T) {
 	}
 }
 
+// TestQuotientHInPlaceEqualsTheCopy checks that a System made with room
+// for the domain, whose evaluations computeH takes over in place, gives
+// the very h of one whose evaluations are copied, and that the prover's
+// proof from it verifies.
+func TestQuotientHInPlaceEqualsTheCopy(t *testing.T) {
+	copied := buildCircuit(r1cs.Prove, 5, 6, small)
+	n := DomainSize(copied)
+	inPlace := buildCircuitIn(r1cs.Prove, 5, 6, small, n)
+	want, err := computeH(CPU{}, copied, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _, _ := copied.Evaluations(); len(a) != copied.NumConstraints() {
+		t.Fatalf("the copying path took the evaluations: %d left of %d", len(a), copied.NumConstraints())
+	}
+	got, err := computeH(CPU{}, inPlace, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b, c := inPlace.Evaluations(); a != nil || b != nil || c != nil {
+		t.Errorf("the System kept evaluations it handed over")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("h has %d coefficients; want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !got[i].Equal(&want[i]) {
+			t.Fatalf("h[%d] differs in place: %v, copied %v", i, got[i].String(), want[i].String())
+		}
+	}
+	// Short of the domain, nothing is handed over.
+	short := buildCircuitIn(r1cs.Prove, 5, 6, small, n/2)
+	if _, _, _, ok := short.TakeEvaluations(n); ok {
+		t.Error("TakeEvaluations handed over evaluations without room for the domain")
+	}
+	if a, _, _ := short.Evaluations(); len(a) != short.NumConstraints() {
+		t.Error("a refused TakeEvaluations dropped the evaluations")
+	}
+
+	setup := buildCircuit(r1cs.Setup, 5, 6, small)
+	pk, vk, err := Setup(setup, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proofCS := buildCircuitIn(r1cs.Prove, 5, 6, small, pk.DomainSize)
+	proof, _, err := Prove(context.Background(), pk, proofCS, randScalar(t), randScalar(t), ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(vk, proof, publicInputs(proofCS)); err != nil {
+		t.Errorf("the proof of a System laid out in place does not verify: %v", err)
+	}
+}
+
 func TestQuotientHSatisfiesDivisibilityAtRandomPoint(t *testing.T) {
 	cs := buildCircuit(r1cs.Prove, 3, 4, small)
 	n := DomainSize(cs)

@@ -84,6 +84,11 @@ type System struct {
 // the storage of its scratch combinations.
 type Sizes struct {
 	Constraints, Inputs, Aux int
+	// Domain, when larger than Constraints, is the capacity of the
+	// Prove-mode evaluations: the prover's domain size, so that it can
+	// lay A, B and C out over the domain in place (TakeEvaluations)
+	// instead of copying them.
+	Domain int
 	// LCStorage is how the combinations Begin hands out keep their
 	// terms; the zero value is LCHeap.
 	LCStorage LCStorage
@@ -97,9 +102,10 @@ func NewSystem(mode Mode, hint Sizes) *System {
 	cs.inputs[0].SetOne()
 	cs.aux = make([]fr.Element, 0, hint.Aux)
 	if mode&Prove != 0 {
-		cs.a = make([]fr.Element, 0, hint.Constraints)
-		cs.b = make([]fr.Element, 0, hint.Constraints)
-		cs.c = make([]fr.Element, 0, hint.Constraints)
+		n := max(hint.Constraints, hint.Domain)
+		cs.a = make([]fr.Element, 0, n)
+		cs.b = make([]fr.Element, 0, n)
+		cs.c = make([]fr.Element, 0, n)
 	}
 	if mode&Setup != 0 {
 		for _, m := range []*Matrix{&cs.ma, &cs.mb, &cs.mc} {
@@ -233,6 +239,25 @@ func (cs *System) Inputs() []fr.Element { return cs.inputs }
 
 // Aux returns the aux assignment. The slice is the System's own.
 func (cs *System) Aux() []fr.Element { return cs.aux }
+
+// TakeEvaluations hands the evaluations of A, B and C over to the
+// caller, each extended to n entries with zeros after the constraints,
+// when their capacity allows (Sizes.Domain ≥ n): no copy is made. The
+// System keeps none of them after (Evaluations returns nil), since the
+// caller may overwrite them. ok is false, and nothing is handed over,
+// when the capacity is short of n or n is below the constraint count.
+func (cs *System) TakeEvaluations(n int) (a, b, c []fr.Element, ok bool) {
+	m := len(cs.a)
+	if n < m || cap(cs.a) < n || cap(cs.b) < n || cap(cs.c) < n {
+		return nil, nil, nil, false
+	}
+	a, b, c = cs.a[:n], cs.b[:n], cs.c[:n]
+	clear(a[m:]) // zero already unless the memory was written past len
+	clear(b[m:])
+	clear(c[m:])
+	cs.a, cs.b, cs.c = nil, nil, nil
+	return a, b, c, true
+}
 
 // Evaluations returns A, B and C evaluated at the witness, one element per
 // constraint (Prove mode). The slices are the System's own.
