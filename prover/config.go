@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,12 @@ type Config struct {
 	// Counters is whether each phase carries perf counters: one of
 	// CounterModes, "" meaning auto (see counterSet).
 	Counters string
+	// Threads is how many goroutines synthesis runs on: 1 is the
+	// sequential synthesis, more split the chain's blocks among them
+	// (circuit.SHA256Chain.SynthesizeParallel), with the same witness and
+	// proof; 0 means runtime.GOMAXPROCS(0), all the CPUs the process may
+	// use.
+	Threads int
 
 	Logger *slog.Logger // progress and warnings; nil discards them
 }
@@ -80,6 +87,9 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
+	if c.Threads < 0 {
+		return fmt.Errorf("threads %d: give 1 or more synthesis goroutines (1 is the sequential synthesis), or 0 for all CPUs", c.Threads)
+	}
 	if c.Count < 1 {
 		return fmt.Errorf("count %d: give at least 1 proof to measure", c.Count)
 	}
@@ -90,6 +100,14 @@ func (c *Config) Validate() error {
 		return errors.New("--verify with --srs random: proofs made with random keys cannot verify; use --srs setup")
 	}
 	return nil
+}
+
+// threads returns the number of synthesis goroutines c.Threads asks for.
+func (c *Config) threads() int {
+	if c.Threads == 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return c.Threads
 }
 
 // lcStorage returns the storage c.LCStorage names; Validate has checked it.

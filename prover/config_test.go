@@ -72,6 +72,13 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 			t.Errorf("counters %q rejected: %v", mode, err)
 		}
 	}
+	for _, threads := range []int{0, 1, 64} {
+		c := good
+		c.Threads = threads
+		if err := c.Validate(); err != nil {
+			t.Errorf("threads %d rejected: %v", threads, err)
+		}
+	}
 	cases := []struct {
 		mutate func(*Config)
 		want   string
@@ -82,6 +89,7 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 		{func(c *Config) { c.SRS = "ceremony" }, "allowed values are setup, random"},
 		{func(c *Config) { c.LCStorage = "smallvec" }, `unknown lc-storage "smallvec": allowed values are heap, inline`},
 		{func(c *Config) { c.Counters = "on" }, `unknown counters "on": allowed values are auto, off`},
+		{func(c *Config) { c.Threads = -1 }, "threads -1: give 1 or more"},
 		{func(c *Config) { c.Count = 0 }, "at least 1"},
 		{func(c *Config) { c.Warmup = -1 }, "0 or more"},
 		{func(c *Config) { c.Constraints = MaxConstraints + 1 }, "out of range"},

@@ -109,7 +109,8 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		info.GPU = g.Device().Name
 	}
 	log.Info("circuit", "circuit", cfg.Circuit, "requested", cfg.Constraints,
-		"constraints", info.Constraints, "blocks", blocks, "inputs", info.Inputs, "aux", info.Aux)
+		"constraints", info.Constraints, "blocks", blocks, "inputs", info.Inputs, "aux", info.Aux,
+		"synthesis_threads", cfg.threads())
 
 	full := cfg.Phases == "all"
 	var keys *keyPair
@@ -126,7 +127,8 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 			log.Warn("random SRS: timings are realistic but these proofs cannot verify")
 		}
 	}
-	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(), LCStorage: cfg.lcStorage()}
+	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(),
+		LCStorage: cfg.lcStorage(), Threads: cfg.threads()}
 	if keys != nil {
 		hint.Domain = keys.pk.DomainSize // A, B and C laid out over the domain in place
 	}
@@ -267,7 +269,7 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 	var cs *r1cs.System
 	synth, err := m.run(ctx, PhaseSynthesis, func() error {
 		cs = r1cs.NewSystem(r1cs.Prove, hint)
-		if err := circ.Synthesize(cs); err != nil {
+		if err := circ.SynthesizeParallel(cs, cfg.threads()); err != nil {
 			return err
 		}
 		plantSpin(testSpinSynthesis())

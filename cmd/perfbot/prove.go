@@ -63,11 +63,17 @@ every 4 KiB allocated on average.
 system and proof; the header line lc-storage: says which ran, so benchstat
 keeps them apart (benchstat -col lc-storage heap.txt inline.txt compares
 them), and perfbot compare --head-args "--lc-storage inline" compares them
-in one build.`,
+in one build.
+
+--threads N synthesizes on N goroutines (default: all CPUs), each taking
+whole SHA-256 blocks: the witness and the proof are the same for every N,
+only the synthesis time differs. --threads 1 is the sequential synthesis,
+the one-core rate (perfbot prove --phases synthesis --threads 1).`,
 		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
   perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
   perfbot prove --constraints 65536 --phases synthesis --count 20
-  perfbot prove --phases synthesis --count 10 --lc-storage inline`,
+  perfbot prove --phases synthesis --count 10 --lc-storage inline
+  perfbot prove --constraints 2^20 --phases synthesis --threads 1`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := prover.ParseConstraints(constraints)
@@ -75,6 +81,12 @@ in one build.`,
 				return usagef(cmd, "%v", err)
 			}
 			cfg.Constraints = n
+			if cmd.Flags().Changed("threads") && cfg.Threads < 1 {
+				// Config takes 0 as all CPUs, the default; on the
+				// command line it is a mistake.
+				return usagef(cmd, "--threads %d: give 1 or more synthesis goroutines (1 is the sequential synthesis); leave it out for all CPUs (%d here)",
+					cfg.Threads, runtime.GOMAXPROCS(0))
+			}
 			if err := cfg.Validate(); err != nil {
 				return usagef(cmd, "%v", err)
 			}
@@ -104,6 +116,7 @@ in one build.`,
 	f.StringVar(&cfg.LCStorage, "lc-storage", prover.LCStorages[0], fmt.Sprintf(
 		"where synthesis keeps linear-combination terms: heap (a reused slice) or inline (%d terms in the constraint system; longer combinations spill to the heap)",
 		r1cs.InlineTerms))
+	f.IntVar(&cfg.Threads, "threads", 0, "goroutines synthesis runs on (default: all CPUs, GOMAXPROCS); 1 is the sequential synthesis, the one-core benchmark of --phases synthesis")
 	f.StringVar(&cfg.KeyDir, "key-dir", os.Getenv("PERFBOT_KEY_DIR"), "key cache directory (default: the user cache directory's perfbot/keys; env PERFBOT_KEY_DIR)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile (pprof, samples labelled phase=…) to `FILE`")
 	f.StringVar(&memprofile, "memprofile", "", fmt.Sprintf(

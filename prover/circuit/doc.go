@@ -6,5 +6,6 @@
 // blocks, or a constraint count rounded up to whole blocks) and a source of
 // randomness for the witness; out flow the constraints and witness written
 // into an r1cs.System, the public inputs a verifier needs, and the native
-// digest the circuit must agree with.
+// digest the circuit must agree with. SynthesizeParallel writes the same
+// constraints and witness on several goroutines, a block each at a time.
 package circuit

@@ -115,14 +115,27 @@ func (c *SHA256Chain) Synthesize(cs *r1cs.System) error {
 	if len(c.Witness) == 0 {
 		return fmt.Errorf("synthesize: %w", ErrNoBlocks)
 	}
+	in, digest := c.seed(cs)
+	iv := gadget.Sha256IV()
+	for i := range c.Witness {
+		digest = c.block(cs, i, &iv, &digest)
+	}
+
+	cs.Push("final", -1)
+	pack(cs, &digest, in[2], in[3])
+	cs.Pop()
+	return nil
+}
+
+// seed adds the public inputs and the seed's bits, tied to the seed's two
+// inputs, under the namespace "seed"; it returns the inputs and the seed's
+// words.
+func (c *SHA256Chain) seed(cs *r1cs.System) (in [NumPublic]r1cs.Variable, digest [8]gadget.UInt32) {
 	pub := c.PublicInputs()
-	var in [NumPublic]r1cs.Variable
 	for i := range pub {
 		in[i] = cs.AllocInput(&pub[i])
 	}
-
 	cs.Push("seed", -1)
-	var digest [8]gadget.UInt32
 	for i := range digest {
 		cs.Push("word", i)
 		digest[i] = gadget.AllocUInt32(cs, binary.BigEndian.Uint32(c.Seed[4*i:]))
@@ -130,25 +143,24 @@ func (c *SHA256Chain) Synthesize(cs *r1cs.System) error {
 	}
 	pack(cs, &digest, in[0], in[1])
 	cs.Pop()
+	return in, digest
+}
 
-	iv := gadget.Sha256IV()
+// block adds block i, whose input digest is digest: its witness bits and
+// its compression, under the namespace "block"[i]. It returns the output
+// digest.
+func (c *SHA256Chain) block(cs *r1cs.System, i int, iv, digest *[8]gadget.UInt32) [8]gadget.UInt32 {
 	var block [16]gadget.UInt32
-	for i := range c.Witness {
-		cs.Push("block", i)
-		copy(block[:8], digest[:])
-		for j := range 8 {
-			cs.Push("witness", j)
-			block[8+j] = gadget.AllocUInt32(cs, binary.BigEndian.Uint32(c.Witness[i][4*j:]))
-			cs.Pop()
-		}
-		digest = gadget.Sha256Compress(cs, &iv, &block)
+	cs.Push("block", i)
+	copy(block[:8], digest[:])
+	for j := range 8 {
+		cs.Push("witness", j)
+		block[8+j] = gadget.AllocUInt32(cs, binary.BigEndian.Uint32(c.Witness[i][4*j:]))
 		cs.Pop()
 	}
-
-	cs.Push("final", -1)
-	pack(cs, &digest, in[2], in[3])
+	out := gadget.Sha256Compress(cs, iv, &block)
 	cs.Pop()
-	return nil
+	return out
 }
 
 // pack enforces that the digest's first four words, as a big-endian
@@ -184,17 +196,25 @@ func (c *SHA256Chain) PublicInputs() []fr.Element {
 // function of crypto/sha256 (gadget.Sha256Block, checked against it).
 func (c *SHA256Chain) Digest() [32]byte {
 	d := c.Seed
-	var words [16]uint32
 	for i := range c.Witness {
-		for j := range 8 {
-			words[j] = binary.BigEndian.Uint32(d[4*j:])
-			words[8+j] = binary.BigEndian.Uint32(c.Witness[i][4*j:])
-		}
-		state := gadget.Sha256IVWords()
-		gadget.Sha256Block(&state, &words)
-		for j, w := range state {
-			binary.BigEndian.PutUint32(d[4*j:], w)
-		}
+		d = c.next(&d, i)
 	}
 	return d
+}
+
+// next returns the digest after block i, whose input digest is d, computed
+// natively.
+func (c *SHA256Chain) next(d *[32]byte, i int) [32]byte {
+	var words [16]uint32
+	for j := range 8 {
+		words[j] = binary.BigEndian.Uint32(d[4*j:])
+		words[8+j] = binary.BigEndian.Uint32(c.Witness[i][4*j:])
+	}
+	state := gadget.Sha256IVWords()
+	gadget.Sha256Block(&state, &words)
+	var out [32]byte
+	for j, w := range state {
+		binary.BigEndian.PutUint32(out[4*j:], w)
+	}
+	return out
 }

@@ -49,6 +49,20 @@ func UInt32FromBits(bits [32]Boolean) UInt32 {
 	return u
 }
 
+// UInt32FromVariables returns the word x whose bit i, least significant
+// first, is the variable vars[i]. It costs nothing and constrains nothing:
+// the caller vouches that every variable is constrained to be boolean
+// elsewhere and holds its bit of x, as a shard's imports of a word
+// another shard allocated do (see r1cs.System.Shards).
+func UInt32FromVariables(vars *[32]r1cs.Variable, x uint32) UInt32 {
+	var u UInt32
+	for i := range u.bits {
+		u.bits[i] = Boolean{v: vars[i], kind: kindIs, val: x>>i&1 == 1}
+	}
+	u.value = x
+	return u
+}
+
 // Value returns the word's value in the witness.
 func (x *UInt32) Value() uint32 { return x.value }
 

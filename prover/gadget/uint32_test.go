@@ -208,3 +208,26 @@ func TestAddManyRejectsWrongSum(t *testing.T) {
 		}
 	}
 }
+
+// TestUInt32FromVariablesIsTheAllocatedWord: a word rebuilt from the
+// variables of an allocated one is the same word, costs nothing, and
+// takes part in gadgets as the original does.
+func TestUInt32FromVariablesIsTheAllocatedWord(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	cs := newSystem()
+	x, y := rng.Uint32(), rng.Uint32()
+	u, w := AllocUInt32(cs, x), AllocUInt32(cs, y)
+	var vars [32]r1cs.Variable
+	for i := range vars {
+		vars[i], _, _ = u.bits[i].Variable()
+	}
+	n := cs.NumConstraints()
+	v := UInt32FromVariables(&vars, x)
+	if cs.NumConstraints() != n || v != u {
+		t.Fatalf("rebuilt word %+v differs from %+v, or cost %d constraints", v, u, cs.NumConstraints()-n)
+	}
+	z := v.Xor(cs, &w)
+	checkWord(t, cs, &z, x^y)
+	checkSatisfied(t, cs)
+}

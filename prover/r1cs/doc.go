@@ -21,4 +21,11 @@
 // is chosen at run time (Sizes.LCStorage): a reused heap slice (LCHeap, the
 // default) or a small array inside the System that long combinations spill
 // out of (LCInline), the first seed's Vec and SmallVec.
+//
+// A Prove-mode synthesis whose parts have known sizes can run on several
+// goroutines: Shards reserves each part's constraints and aux variables in
+// the System's own slices and hands out one System per part that writes
+// there in place, Import lets a part read values another part owns, and
+// Join checks the parts and reports the first unsatisfied constraint by
+// index, as a synthesis in order would. Setup mode stays in order.
 package r1cs
