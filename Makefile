@@ -53,13 +53,17 @@ test: cuda-host-check
 # What of the CUDA backend the host can check without a GPU or the CUDA
 # toolkit (CI has neither): the NTT kernel's rounds against a plain DFT and
 # its shared-memory swizzle against bank conflicts, run by g++ on the very
-# code the kernel runs; the PTX product chains, emulated on integers; and
+# code the kernel runs; Fp2 and the G2 formulas (fp2.cuh, curve.cuh) against
+# gnark-crypto's values (cuda/gen/testdata, kept equal to gnark-crypto by
+# prover/gpu's tests); the PTX product chains, emulated on integers; and
 # cuda/mont_ptx.cuh being what its generator writes.
 cuda-host-check:
 	@mkdir -p $(BUILD)
 	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_ntt_rounds cuda/gen/check_ntt_rounds.cpp
 	$(BUILD)/check_ntt_rounds > $(BUILD)/check_ntt_rounds.txt || { cat $(BUILD)/check_ntt_rounds.txt; exit 1; }
 	@tail -1 $(BUILD)/check_ntt_rounds.txt
+	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_fp2 cuda/gen/check_fp2.cpp
+	$(BUILD)/check_fp2 cuda/gen/testdata/fp2_g2_vectors.txt
 	python3 cuda/gen/mont_ptx.py --check
 	python3 cuda/gen/mont_ptx.py | cmp -s - cuda/mont_ptx.cuh || { echo "cuda/mont_ptx.cuh is stale: python3 cuda/gen/mont_ptx.py > cuda/mont_ptx.cuh"; exit 1; }
 

@@ -1,18 +1,21 @@
-// curve.cuh — BLS12-381 G1 (y² = x³ + 4 over Fp) in the forms the MSM
-// needs, written once over the field type so host and device share them:
+// curve.cuh — BLS12-381 G1 (y² = x³ + 4 over Fp) and G2 (y² = x³ + 4(1 + u)
+// over Fp2, fp2.cuh) in the forms the MSM needs, written once over the
+// field type so host and device, G1 and G2, share them:
 //
-//   Affine  (x, y), gnark-crypto's G1Affine layout; (0, 0) is infinity.
+//   Affine  (x, y), gnark-crypto's G1Affine / G2Affine layout; (0, 0) is
+//           infinity.
 //   XYZZ    (X, Y, ZZ, ZZZ) with x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is
 //           infinity. Additions of an affine point cost 8M + 2S and need no
 //           inversion, which is why buckets accumulate in it.
-//   Jacobian (X, Y, Z) with x = X/Z², y = Y/Z³, gnark-crypto's G1Jac
-//           layout; what the ABI returns.
+//   Jacobian (X, Y, Z) with x = X/Z², y = Y/Z³, gnark-crypto's G1Jac /
+//           G2Jac layout; what the ABI returns.
 //
 // Formulas: the "xyzz" coordinates of the Explicit-Formulas Database
-// (add-2008-s, madd-2008-s, dbl-2008-s-1, mdbl-2008-s-1) for a = 0.
+// (add-2008-s, madd-2008-s, dbl-2008-s-1, mdbl-2008-s-1) for a = 0: they
+// never use b, so G1 and G2 run the very same code.
 #pragma once
 
-#include "field.cuh"
+#include "fp2.cuh"
 
 namespace pb {
 
@@ -163,5 +166,8 @@ template <class F> struct XYZZ {
 
 static_assert(sizeof(Affine<DFp>) == 96, "G1Affine is 96 bytes");
 static_assert(sizeof(Jacobian<DFp>) == 144, "G1Jac is 144 bytes");
+static_assert(sizeof(Affine<DFp2>) == 192 && sizeof(Affine<HFp2>) == 192, "G2Affine is 192 bytes");
+static_assert(sizeof(Jacobian<DFp2>) == 288 && sizeof(Jacobian<HFp2>) == 288, "G2Jac is 288 bytes");
+static_assert(sizeof(XYZZ<DFp2>) == sizeof(XYZZ<HFp2>), "host and device G2 XYZZ agree");
 
 } // namespace pb

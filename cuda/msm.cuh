@@ -1,4 +1,7 @@
-// msm.cuh — Pippenger's multi-scalar multiplication on G1, on the device.
+// msm.cuh — Pippenger's multi-scalar multiplication on the device, for G1
+// and G2: the kernels that touch points are templates over the point's
+// field F (DFp for G1, DFp2 for G2), instantiated once for each; the
+// digits and the sort see only scalars and are shared.
 //
 // For a window of c bits, each scalar is cut into nw = ⌊255/c⌋ + 1 signed
 // digits in (−2^(c−1), 2^(c−1)], so a window has 2^(c−1) buckets and a
@@ -24,8 +27,10 @@
 
 namespace pb {
 
-typedef Affine<DFp> DAffine;
+typedef Affine<DFp> DAffine;   // G1
 typedef XYZZ<DFp> DXYZZ;
+typedef Affine<DFp2> DAffine2; // G2
+typedef XYZZ<DFp2> DXYZZ2;
 
 __device__ __forceinline__ uint32_t scalar_bits(const DFr &s, int off, int c) {
   int limb = off >> 5, sh = off & 31;
@@ -57,25 +62,29 @@ __global__ void msm_digits(const DFr *scalars, uint64_t n, int c, int nw, uint32
   }
 }
 
-// load_point reads a point as six 16-byte loads (DAffine is 16-byte
-// aligned) and negates it for a negative digit.
-__device__ __forceinline__ DAffine load_point(const DAffine *points, uint32_t v) {
+// load_point reads a point as 16-byte loads (Affine<F> is 16-byte aligned
+// and a multiple of 16 bytes: six loads for G1, twelve for G2) and
+// negates it for a negative digit.
+template <class F> __device__ __forceinline__ Affine<F> load_point(const Affine<F> *points, uint32_t v) {
+  static_assert(sizeof(Affine<F>) % 16 == 0 && alignof(Affine<F>) == 16, "points move as 16-byte vectors");
   const uint4 *src = reinterpret_cast<const uint4 *>(points + (v & 0x7fffffffu));
-  DAffine p;
+  Affine<F> p;
   uint4 *dst = reinterpret_cast<uint4 *>(&p);
 #pragma unroll
-  for (int i = 0; i < 6; i++) dst[i] = __ldg(src + i);
+  for (int i = 0; i < (int)(sizeof(Affine<F>) / 16); i++) dst[i] = __ldg(src + i);
   if (v >> 31) p.y = p.y.neg();
   return p;
 }
 
-// prefetch_point asks L1 for the two 128-byte lines a point may span, so
-// the gather of the next point overlaps the addition of this one without
-// holding it in registers (which would cost occupancy).
-__device__ __forceinline__ void prefetch_point(const DAffine *points, uint32_t v) {
+// prefetch_point asks L1 for the 128-byte lines a point may span (two for
+// G1's 96 bytes, three for G2's 192), so the gather of the next point
+// overlaps the addition of this one without holding it in registers
+// (which would cost occupancy).
+template <class F> __device__ __forceinline__ void prefetch_point(const Affine<F> *points, uint32_t v) {
   const char *p = reinterpret_cast<const char *>(points + (v & 0x7fffffffu));
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p + sizeof(DAffine) - 1));
+#pragma unroll
+  for (int off = 0; off < (int)sizeof(Affine<F>) - 1; off += 128) asm volatile("prefetch.global.L1 [%0];" ::"l"(p + off));
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p + sizeof(Affine<F>) - 1));
 }
 
 // Runs of equal keys are summed level by level. At each level the sorted
@@ -96,10 +105,11 @@ __device__ __forceinline__ void prefetch_point(const DAffine *points, uint32_t v
 #ifndef PB_RUNS_MIN_BLOCKS
 #define PB_RUNS_MIN_BLOCKS 1
 #endif
-template <bool Points>
-__global__ void __launch_bounds__(128, PB_RUNS_MIN_BLOCKS) msm_runs(const uint32_t *keys, const uint32_t *vals, const DXYZZ *items, uint64_t len,
-                         uint32_t chunk, const DAffine *points, uint32_t bmask, DXYZZ *buckets,
-                         uint32_t *out_keys, DXYZZ *out_items, bool final) {
+template <class F, bool Points>
+__global__ void __launch_bounds__(128, PB_RUNS_MIN_BLOCKS) msm_runs(const uint32_t *keys, const uint32_t *vals, const XYZZ<F> *items, uint64_t len,
+                         uint32_t chunk, const Affine<F> *points, uint32_t bmask, XYZZ<F> *buckets,
+                         uint32_t *out_keys, XYZZ<F> *out_items, bool final) {
+  typedef XYZZ<F> DXYZZ;
   uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   uint64_t begin = t * chunk;
   if (begin >= len) return;
@@ -152,8 +162,10 @@ __global__ void __launch_bounds__(128, PB_RUNS_MIN_BLOCKS) msm_runs(const uint32
 //
 // Thread (w, i) of msm_reduce_segments finds T_i and R_i by running sums
 // from the segment's top: 2·len additions.
-__global__ void msm_reduce_segments(const DXYZZ *buckets, int c, int nw, uint32_t segs, DXYZZ *t_out,
-                                    DXYZZ *r_out) {
+template <class F>
+__global__ void msm_reduce_segments(const XYZZ<F> *buckets, int c, int nw, uint32_t segs, XYZZ<F> *t_out,
+                                    XYZZ<F> *r_out) {
+  typedef XYZZ<F> DXYZZ;
   uint64_t id = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= (uint64_t)nw * segs) return;
   uint32_t w = id / segs, seg = id % segs;
@@ -174,10 +186,15 @@ __global__ void msm_reduce_segments(const DXYZZ *buckets, int c, int nw, uint32_
 // finds Σ T_i, V = Σ R_i and U = Σ (i − s0)·R_i (running sums again), so
 // that its share of the window is Σ T_i + len·(U + s0·V); s0·V is the one
 // small multiple (at most 12 bits), len a power of two (doublings). Then
-// the shares are added in a tree.
-__global__ void msm_reduce_window(const DXYZZ *t_in, const DXYZZ *r_in, uint32_t segs, uint32_t len,
-                                  DXYZZ *out) {
-  extern __shared__ DXYZZ acc[];
+// the shares are added in a tree. The shared memory is declared as bytes
+// (one extern array for every instantiation) and 16-byte aligned, as
+// XYZZ<F> is.
+template <class F>
+__global__ void msm_reduce_window(const XYZZ<F> *t_in, const XYZZ<F> *r_in, uint32_t segs, uint32_t len,
+                                  XYZZ<F> *out) {
+  typedef XYZZ<F> DXYZZ;
+  extern __shared__ uint4 msm_reduce_shared[];
+  DXYZZ *acc = reinterpret_cast<DXYZZ *>(msm_reduce_shared);
   const uint32_t q = (segs + blockDim.x - 1) / blockDim.x;
   const uint32_t s0 = threadIdx.x * q, s1 = min(s0 + q, segs);
   const DXYZZ *T = t_in + (uint64_t)blockIdx.x * segs;

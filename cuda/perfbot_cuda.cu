@@ -318,10 +318,13 @@ __global__ void test_spin(uint64_t ns) {
 
 using namespace pb;
 
+// Resident points of one group: DAffine (G1) or DAffine2 (G2) on the
+// device; each MSM entry refuses points of the other group.
 struct perfbot_cuda_points {
   perfbot_cuda_ctx *ctx;
-  DAffine *d = nullptr;
+  void *d = nullptr;
   uint64_t n = 0;
+  int group = 1; // 1 or 2
 };
 
 struct perfbot_cuda_ctx {
@@ -453,11 +456,16 @@ struct perfbot_cuda_ctx {
     return std::min(20, std::max(8, l - 4));
   }
 
-  void msm(const perfbot_cuda_points *pts, uint64_t offset, const void *host_scalars, uint64_t n, int c,
-           void *out, Timer &tm) {
-    Jacobian<HFp> res;
+  // msm is one MSM over the device points of the group whose device field
+  // is DF (DFp for G1, DFp2 for G2) and host field HF (HFp, HFp2): the
+  // same kernels and steps for both, instantiated per group.
+  template <class DF, class HF>
+  void msm(const Affine<DF> *points, const void *host_scalars, uint64_t n, int c, void *out, Timer &tm) {
+    typedef XYZZ<DF> DXYZZ;
+    static_assert(sizeof(XYZZ<DF>) == sizeof(XYZZ<HF>), "host and device XYZZ agree");
+    Jacobian<HF> res;
     if (n == 0) {
-      res = XYZZ<HFp>::inf().to_jacobian();
+      res = XYZZ<HF>::inf().to_jacobian();
       memcpy(out, &res, sizeof res);
       return;
     }
@@ -492,8 +500,8 @@ struct perfbot_cuda_ctx {
     uint32_t *ka = first_key.get<uint32_t>(2 * chunks), *kb = last_key.get<uint32_t>(2 * chunks);
     DXYZZ *ia = first.get<DXYZZ>(2 * chunks), *ib = last.get<DXYZZ>(2 * chunks);
     bool final = chunks == 1;
-    msm_runs<true><<<(chunks + 127) / 128, 128, 0, stream>>>(k2, v2, nullptr, m, chunk, pts->d + offset, bmask, bk,
-                                                             ka, ia, final);
+    msm_runs<DF, true><<<(chunks + 127) / 128, 128, 0, stream>>>(k2, v2, nullptr, m, chunk, points, bmask, bk, ka, ia,
+                                                                 final);
     CK_LAUNCH("msm_runs<points>");
 #ifdef PERFBOT_TEST_HOOKS
     if (spin_ns && n == spin_points) {
@@ -509,8 +517,8 @@ struct perfbot_cuda_ctx {
       const uint32_t chunk2 = len >= (1u << 20) ? 16 : 4;
       chunks = (len + chunk2 - 1) / chunk2;
       final = chunks == 1;
-      msm_runs<false><<<(chunks + 127) / 128, 128, 0, stream>>>(ka, nullptr, ia, len, chunk2, nullptr, bmask, bk, kb,
-                                                                ib, final);
+      msm_runs<DF, false><<<(chunks + 127) / 128, 128, 0, stream>>>(ka, nullptr, ia, len, chunk2, nullptr, bmask, bk,
+                                                                    kb, ib, final);
       CK_LAUNCH("msm_runs<sums>");
       std::swap(ka, kb);
       std::swap(ia, ib);
@@ -523,19 +531,22 @@ struct perfbot_cuda_ctx {
     const uint32_t seg_len = std::max<uint32_t>(std::min<uint32_t>(nbk, 16), nbk / 8192);
     const uint32_t segs = nbk / seg_len;
     DXYZZ *pt = parts.get<DXYZZ>(2 * (uint64_t)nw * segs), *pr = pt + (uint64_t)nw * segs;
-    msm_reduce_segments<<<((uint64_t)nw * segs + 127) / 128, 128, 0, stream>>>(bk, c, nw, segs, pt, pr);
+    msm_reduce_segments<DF><<<((uint64_t)nw * segs + 127) / 128, 128, 0, stream>>>(bk, c, nw, segs, pt, pr);
     CK_LAUNCH("msm_reduce_segments");
     DXYZZ *ws = windows.get<DXYZZ>(nw);
-    const uint32_t wt = 256; // 256 sums of 192 bytes: 48 KiB of shared memory
-    msm_reduce_window<<<nw, wt, wt * sizeof(DXYZZ), stream>>>(pt, pr, segs, seg_len, ws);
+    // 48 KiB of shared memory, one sum a thread: 256 threads of 192-byte
+    // G1 sums, 128 of 384-byte G2 sums.
+    const uint32_t wt = (48u << 10) / sizeof(DXYZZ);
+    static_assert(((48u << 10) / sizeof(DXYZZ) & ((48u << 10) / sizeof(DXYZZ) - 1)) == 0, "a power of two of threads");
+    msm_reduce_window<DF><<<nw, wt, wt * sizeof(DXYZZ), stream>>>(pt, pr, segs, seg_len, ws);
     CK_LAUNCH("msm_reduce_window");
-    std::vector<XYZZ<HFp>> hw(nw);
+    std::vector<XYZZ<HF>> hw(nw);
     CK(cudaMemcpyAsync(hw.data(), ws, nw * sizeof(DXYZZ), cudaMemcpyDeviceToHost, stream));
     tm.mark("reduce");
     CK(cudaStreamSynchronize(stream));
 
     auto t0 = std::chrono::steady_clock::now();
-    XYZZ<HFp> acc = hw[nw - 1];
+    XYZZ<HF> acc = hw[nw - 1];
     for (int w = nw - 2; w >= 0; w--) {
       for (int i = 0; i < c; i++) acc = acc.dbl();
       acc = acc.add(hw[w]);
@@ -545,8 +556,6 @@ struct perfbot_cuda_ctx {
     tm.host_step("combine", since_ms(t0));
   }
 };
-
-static_assert(sizeof(DXYZZ) == sizeof(XYZZ<HFp>), "host and device XYZZ agree");
 
 // guard runs f and turns an exception into a code and a message.
 template <class F> static int32_t guard(perfbot_cuda_error *err, F f) {
@@ -573,6 +582,50 @@ template <class F> static int32_t guard(perfbot_cuda_error *err, F f) {
 
 static void need(bool ok, const char *what) {
   if (!ok) fail(PERFBOT_CUDA_ERR_ARGUMENT, "%s", what);
+}
+
+// upload copies n affine points of group (1 or 2) to the device.
+static perfbot_cuda_points *upload(perfbot_cuda_ctx *ctx, const void *points, uint64_t n, int group) {
+  need(points || n == 0, "points is NULL");
+  need(n < (1ull << 31), "more than 2^31 points");
+  const size_t size = group == 1 ? sizeof(DAffine) : sizeof(DAffine2);
+  CK(cudaSetDevice(ctx->device));
+  auto *p = new perfbot_cuda_points;
+  p->ctx = ctx;
+  p->n = n;
+  p->group = group;
+  cudaError_t e = cudaMalloc(&p->d, std::max<uint64_t>(n, 1) * size);
+  if (e != cudaSuccess) {
+    delete p;
+    CK(e);
+  }
+  try {
+    Timer quiet(ctx->stream, nullptr);
+    ctx->stage.copy(p->d, points, n * size, true, ctx->stream, quiet);
+  } catch (...) {
+    cudaFree(p->d);
+    delete p;
+    throw;
+  }
+  return p;
+}
+
+static void free_points(perfbot_cuda_points *pts) {
+  if (!pts) return;
+  cudaSetDevice(pts->ctx->device);
+  cudaFree(pts->d);
+  delete pts;
+}
+
+// check_msm checks an MSM's arguments against resident points of group.
+static void check_msm(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, int group, uint64_t offset,
+                      const void *scalars, uint64_t n, void *out) {
+  need(ctx && pts && out, "ctx, points or out is NULL");
+  need(pts->ctx == ctx, "points were uploaded with another context");
+  if (pts->group != group)
+    fail(PERFBOT_CUDA_ERR_ARGUMENT, "G%d points given to the G%d MSM", pts->group, group);
+  need(scalars || n == 0, "scalars is NULL");
+  need(offset <= pts->n && n <= pts->n - offset, "offset + n is past the uploaded points");
 }
 
 extern "C" {
@@ -674,49 +727,46 @@ int32_t perfbot_cuda_g1_upload(perfbot_cuda_ctx *ctx, const void *points, uint64
                                perfbot_cuda_error *err) {
   return guard(err, [&] {
     need(ctx && out, "ctx or out is NULL");
-    need(points || n == 0, "points is NULL");
-    need(n < (1ull << 31), "more than 2^31 points");
     *out = nullptr;
-    CK(cudaSetDevice(ctx->device));
-    auto *p = new perfbot_cuda_points;
-    p->ctx = ctx;
-    p->n = n;
-    cudaError_t e = cudaMalloc(&p->d, std::max<uint64_t>(n, 1) * sizeof(DAffine));
-    if (e != cudaSuccess) {
-      delete p;
-      CK(e);
-    }
-    try {
-      Timer quiet(ctx->stream, nullptr);
-      ctx->stage.copy(p->d, points, n * sizeof(DAffine), true, ctx->stream, quiet);
-    } catch (...) {
-      cudaFree(p->d);
-      delete p;
-      throw;
-    }
-    *out = p;
+    *out = upload(ctx, points, n, 1);
   });
 }
 
-void perfbot_cuda_g1_free(perfbot_cuda_points *pts) {
-  if (!pts) return;
-  cudaSetDevice(pts->ctx->device);
-  cudaFree(pts->d);
-  delete pts;
+void perfbot_cuda_g1_free(perfbot_cuda_points *pts) { free_points(pts); }
+
+int32_t perfbot_cuda_g2_upload(perfbot_cuda_ctx *ctx, const void *points, uint64_t n, perfbot_cuda_points **out,
+                               perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    need(ctx && out, "ctx or out is NULL");
+    *out = nullptr;
+    *out = upload(ctx, points, n, 2);
+  });
 }
+
+void perfbot_cuda_g2_free(perfbot_cuda_points *pts) { free_points(pts); }
 
 int32_t perfbot_cuda_msm_g1(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, uint64_t offset,
                             const void *scalars, uint64_t n, int32_t window_bits, void *out,
                             perfbot_cuda_timings *timings, perfbot_cuda_error *err) {
   return guard(err, [&] {
-    need(ctx && pts && out, "ctx, points or out is NULL");
-    need(pts->ctx == ctx, "points were uploaded with another context");
-    need(scalars || n == 0, "scalars is NULL");
-    need(offset <= pts->n && n <= pts->n - offset, "offset + n is past the uploaded points");
+    check_msm(ctx, pts, 1, offset, scalars, n, out);
     CK(cudaSetDevice(ctx->device));
     if (timings) timings->n = 0;
     Timer tm(ctx->stream, timings);
-    ctx->msm(pts, offset, scalars, n, window_bits, out, tm);
+    ctx->msm<DFp, HFp>(static_cast<const DAffine *>(pts->d) + offset, scalars, n, window_bits, out, tm);
+    tm.finish();
+  });
+}
+
+int32_t perfbot_cuda_msm_g2(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, uint64_t offset,
+                            const void *scalars, uint64_t n, int32_t window_bits, void *out,
+                            perfbot_cuda_timings *timings, perfbot_cuda_error *err) {
+  return guard(err, [&] {
+    check_msm(ctx, pts, 2, offset, scalars, n, out);
+    CK(cudaSetDevice(ctx->device));
+    if (timings) timings->n = 0;
+    Timer tm(ctx->stream, timings);
+    ctx->msm<DFp2, HFp2>(static_cast<const DAffine2 *>(pts->d) + offset, scalars, n, window_bits, out, tm);
     tm.finish();
   });
 }

@@ -5,8 +5,10 @@
  * Data crosses in gnark-crypto's memory layout, Montgomery form, as
  * pointer + length: an Fr element is 32 bytes (fr.Element), a G1 affine
  * point 96 bytes (bls12381.G1Affine, infinity as (0, 0)), a G1 Jacobian
- * point 144 bytes (bls12381.G1Jac). The library never keeps a caller's
- * pointer past the call that received it.
+ * point 144 bytes (bls12381.G1Jac), a G2 affine point 192 bytes
+ * (bls12381.G2Affine: x and y in Fp2 = fptower.E2 {A0, A1}), a G2
+ * Jacobian point 288 bytes (bls12381.G2Jac). The library never keeps a
+ * caller's pointer past the call that received it.
  *
  * Every function returns 0 on success or an error code, and fills *err
  * (when err is not NULL) with the code and a message. No C++ exception
@@ -26,7 +28,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; the Go loader refuses a mismatch. */
-#define PERFBOT_CUDA_ABI_VERSION 1
+#define PERFBOT_CUDA_ABI_VERSION 2 /* 2: G2 points and MSM */
 
 enum perfbot_cuda_code {
   PERFBOT_CUDA_OK = 0,
@@ -84,6 +86,17 @@ void perfbot_cuda_g1_free(perfbot_cuda_points *pts);
 /* out (G1Jac) = Σ scalars[i]·points[offset+i] for i < n, scalars read
  * from host memory. window_bits 0 picks the window size from n. */
 int32_t perfbot_cuda_msm_g1(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, uint64_t offset,
+                            const void *scalars, uint64_t n, int32_t window_bits, void *out,
+                            perfbot_cuda_timings *timings, perfbot_cuda_error *err);
+
+/* The same for G2: n G2 affine points resident on the device, and
+ * out (G2Jac) = Σ scalars[i]·points[offset+i], by the same kernels as G1
+ * over Fp2. Points of one group given to the other's MSM are refused
+ * (PERFBOT_CUDA_ERR_ARGUMENT). */
+int32_t perfbot_cuda_g2_upload(perfbot_cuda_ctx *ctx, const void *points, uint64_t n,
+                               perfbot_cuda_points **out, perfbot_cuda_error *err);
+void perfbot_cuda_g2_free(perfbot_cuda_points *pts);
+int32_t perfbot_cuda_msm_g2(perfbot_cuda_ctx *ctx, const perfbot_cuda_points *pts, uint64_t offset,
                             const void *scalars, uint64_t n, int32_t window_bits, void *out,
                             perfbot_cuda_timings *timings, perfbot_cuda_error *err);
 

@@ -4,8 +4,11 @@
 // against gnark-crypto; this program needs no Go toolchain, which the GPU
 // machine lacks.
 //
-//   perfbot_cuda_selftest check          correctness, exit 1 on a mismatch
+//   perfbot_cuda_selftest check [msm]    correctness, exit 1 on a mismatch
+//                                        (msm: the field and the G1 and G2
+//                                        MSMs only, no copies or NTTs)
 //   perfbot_cuda_selftest bench [MAXLOG] timings, one table row per size
+//   perfbot_cuda_selftest bench-g2 [MAXLOG]  the G2 MSM's timings alone
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,6 +26,8 @@
 using namespace pb;
 typedef XYZZ<HFp> HX;
 typedef Affine<HFp> HA;
+typedef XYZZ<HFp2> HX2;
+typedef Affine<HFp2> HA2;
 
 static int failures = 0;
 static std::mt19937_64 rng(std::random_device{}());
@@ -75,7 +80,28 @@ static HA generator() {
   return g;
 }
 
-static HX mul(const HX &p, const HFr &s_mont) {
+// G2's generator, from the same standard (gnark-crypto's Generators()).
+static HA2 generator2() {
+  const char *h[4] = {
+      "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8",
+      "13e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e",
+      "0ce5d527727d6e118cc9cdc6da2e351aadfd9baa8cbdd3a76d429a695160d12c923ac9cc3baca289e193548608b82801",
+      "0606c4a02ea734cc32acd2b02bc28b99cb3e287e85a763af267492ab572e99ab3f370d275cec1da1aaa9075ff05f79be"};
+  HFp v[4];
+  for (int k = 0; k < 4; k++) {
+    for (int i = 0; i < 6; i++) {
+      char buf[17];
+      memcpy(buf, h[k] + (5 - i) * 16, 16);
+      buf[16] = 0;
+      v[k].v[i] = strtoull(buf, 0, 16);
+    }
+    v[k] = hfp_to_mont(v[k]);
+  }
+  return HA2{HFp2{v[0], v[1]}, HFp2{v[2], v[3]}};
+}
+
+template <class HF> static XYZZ<HF> mul(const XYZZ<HF> &p, const HFr &s_mont) {
+  typedef XYZZ<HF> HX;
   HFr s = s_mont.from_mont();
   HX acc = HX::inf();
   for (int i = 255; i >= 0; i--) {
@@ -85,25 +111,25 @@ static HX mul(const HX &p, const HFr &s_mont) {
   return acc;
 }
 
-static bool same_point(const HX &a, const HX &b) {
+template <class HF> static bool same_point(const XYZZ<HF> &a, const XYZZ<HF> &b) {
   if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
-  HA x = a.to_affine(), y = b.to_affine();
+  Affine<HF> x = a.to_affine(), y = b.to_affine();
   return x.x == y.x && x.y == y.y;
 }
 
-static HX from_jac(const Jacobian<HFp> &j) {
-  if (j.z.is_zero()) return HX::inf();
+template <class HF> static XYZZ<HF> from_jac(const Jacobian<HF> &j) {
+  if (j.z.is_zero()) return XYZZ<HF>::inf();
   // x = X/Z², y = Y/Z³: XYZZ with ZZ = Z², ZZZ = Z³.
-  HFp zz = j.z.sqr();
-  return HX{j.x, j.y, zz, zz * j.z};
+  HF zz = j.z.sqr();
+  return XYZZ<HF>{j.x, j.y, zz, zz * j.z};
 }
 
 // P_i = S + i·H on the device, then affine (one inversion per point).
-__global__ void gen_points(Affine<DFp> *out, uint64_t n, XYZZ<DFp> s, XYZZ<DFp> h) {
+template <class F> __global__ void gen_points(Affine<F> *out, uint64_t n, XYZZ<F> s, XYZZ<F> h) {
   uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  XYZZ<DFp> acc = s;
-  XYZZ<DFp> step = h;
+  XYZZ<F> acc = s;
+  XYZZ<F> step = h;
   for (uint64_t k = i; k; k >>= 1) {
     if (k & 1) acc = acc.add(step);
     step = step.dbl();
@@ -122,22 +148,39 @@ static bool on_curve(const HA &p) {
   return p.y.sqr() == p.x.sqr() * p.x + four;
 }
 
+// G2: y² = x³ + 4(1 + u).
+static bool on_curve(const HA2 &p) {
+  if (p.is_inf()) return true;
+  HFp four = HFp::one().dbl().dbl();
+  return p.y.sqr() == p.x.sqr() * p.x + HFp2{four, four};
+}
+
+__global__ void fp2_mul_kernel(const DFp2 *a, const DFp2 *b, DFp2 *c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] * b[i] + a[i].sqr() - b[i];
+}
+
 struct Gpu {
   perfbot_cuda_ctx *ctx = nullptr;
   Gpu() { REQUIRE(perfbot_cuda_open(0, &ctx, E)); }
   ~Gpu() { perfbot_cuda_close(ctx); }
 };
 
-static std::vector<HA> make_points(uint64_t n) {
-  HA g = generator();
-  HX s = mul(HX::from_affine(g), rand_fr()), h = mul(HX::from_affine(g), rand_fr());
-  Affine<DFp> *d;
-  cudaMalloc(&d, n * sizeof *d);
-  XYZZ<DFp> ds, dh;
+// make_points returns n points S + i·H of G1 (DF = DFp) or G2 (DFp2) for
+// random multiples S, H of the generator, made on the device.
+template <class DF, class HF> static std::vector<Affine<HF>> make_points_of(uint64_t n, const Affine<HF> &g) {
+  XYZZ<HF> s = mul(XYZZ<HF>::from_affine(g), rand_fr()), h = mul(XYZZ<HF>::from_affine(g), rand_fr());
+  Affine<DF> *d;
+  if (cudaMalloc(&d, n * sizeof *d) != cudaSuccess) {
+    fprintf(stderr, "make_points: cudaMalloc of %llu points failed\n", (unsigned long long)n);
+    exit(2);
+  }
+  XYZZ<DF> ds, dh;
+  static_assert(sizeof ds == sizeof s, "host and device XYZZ agree");
   memcpy(&ds, &s, sizeof ds);
   memcpy(&dh, &h, sizeof dh);
-  gen_points<<<(n + 127) / 128, 128>>>(d, n, ds, dh);
-  std::vector<HA> out(n);
+  gen_points<DF><<<(n + 127) / 128, 128>>>(d, n, ds, dh);
+  std::vector<Affine<HF>> out(n);
   cudaError_t e = cudaMemcpy(out.data(), d, n * sizeof *d, cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
     fprintf(stderr, "gen_points: %s\n", cudaGetErrorString(e));
@@ -146,10 +189,12 @@ static std::vector<HA> make_points(uint64_t n) {
   cudaFree(d);
   return out;
 }
+static std::vector<HA> make_points(uint64_t n) { return make_points_of<DFp, HFp>(n, generator()); }
+static std::vector<HA2> make_points2(uint64_t n) { return make_points_of<DFp2, HFp2>(n, generator2()); }
 
-static HX msm_ref(const std::vector<HA> &p, const std::vector<HFr> &s) {
-  HX acc = HX::inf();
-  for (size_t i = 0; i < p.size(); i++) acc = acc.add(mul(HX::from_affine(p[i]), s[i]));
+template <class HF> static XYZZ<HF> msm_ref(const std::vector<Affine<HF>> &p, const std::vector<HFr> &s) {
+  XYZZ<HF> acc = XYZZ<HF>::inf();
+  for (size_t i = 0; i < p.size(); i++) acc = acc.add(mul(XYZZ<HF>::from_affine(p[i]), s[i]));
   return acc;
 }
 
@@ -160,6 +205,16 @@ static HX msm_gpu(Gpu &g, const std::vector<HA> &p, const std::vector<HFr> &s, i
   Jacobian<HFp> j;
   REQUIRE(perfbot_cuda_msm_g1(g.ctx, pts, 0, s.data(), s.size(), c, &j, t, E));
   perfbot_cuda_g1_free(pts);
+  return from_jac(j);
+}
+
+static HX2 msm_gpu2(Gpu &g, const std::vector<HA2> &p, const std::vector<HFr> &s, int c,
+                    perfbot_cuda_timings *t = nullptr) {
+  perfbot_cuda_points *pts;
+  REQUIRE(perfbot_cuda_g2_upload(g.ctx, p.data(), p.size(), &pts, E));
+  Jacobian<HFp2> j;
+  REQUIRE(perfbot_cuda_msm_g2(g.ctx, pts, 0, s.data(), s.size(), c, &j, t, E));
+  perfbot_cuda_g2_free(pts);
   return from_jac(j);
 }
 
@@ -333,6 +388,27 @@ static void check_arith() {
   expect(ok, "device-generated points are on the curve");
   HA g = generator();
   expect(on_curve(g), "generator on the curve");
+
+  std::vector<HFp2> a2(n), b2(n), want2(n), got2(n);
+  for (int i = 0; i < n; i++) {
+    a2[i] = HFp2{a[i], b[(i + 1) % n]};
+    b2[i] = HFp2{b[i], a[(i + 7) % n]};
+    want2[i] = a2[i] * b2[i] + a2[i].sqr() - b2[i];
+  }
+  DFp2 *d2;
+  cudaMalloc(&d2, 3 * n * sizeof(DFp2));
+  cudaMemcpy(d2, a2.data(), n * sizeof(DFp2), cudaMemcpyHostToDevice);
+  cudaMemcpy(d2 + n, b2.data(), n * sizeof(DFp2), cudaMemcpyHostToDevice);
+  fp2_mul_kernel<<<(n + 127) / 128, 128>>>(d2, d2 + n, d2 + 2 * n, n);
+  cudaMemcpy(got2.data(), d2 + 2 * n, n * sizeof(DFp2), cudaMemcpyDeviceToHost);
+  cudaFree(d2);
+  expect(got2 == want2, "device Fp2 a·b + a² − b = host (4096 random)");
+  HA2 g2 = generator2();
+  expect(on_curve(g2), "G2 generator on the curve");
+  auto pts2 = make_points2(1024);
+  ok = true;
+  for (auto &p : pts2) ok = ok && on_curve(p) && !p.is_inf();
+  expect(ok, "device-generated G2 points are on the curve");
 }
 
 static void check_msm(Gpu &g) {
@@ -406,6 +482,92 @@ static void check_msm(Gpu &g) {
     std::vector<HFr> eq(n, s[0]);
     HX c = msm_gpu(g, p, eq, 0), d = msm_gpu(g, p, eq, 11);
     expect(same_point(c, d), "msm 2^" + std::to_string(log_n) + " all scalars equal: windows agree");
+  }
+}
+
+// check_msm2 is check_msm for G2: the same kernels over Fp2, against the
+// host's double-and-add over Fp2 (cuda/gen/check_fp2.cpp checks that
+// reference against gnark-crypto).
+static void check_msm2(Gpu &g) {
+  {
+    auto p = make_points2(1);
+    for (uint64_t k : std::initializer_list<uint64_t>{1, 2, 3, 255, 256, 257, 1ull << 40}) {
+      HFr s = HFr::zero();
+      s.v[0] = k;
+      s = hfr_to_mont(s);
+      HX2 want = mul(HX2::from_affine(p[0]), s);
+      expect(same_point(msm_gpu2(g, p, {s}, 0), want), "g2 msm 1 point, scalar " + std::to_string(k));
+    }
+  }
+  for (size_t n : {1, 2, 3, 16, 100, 1000}) {
+    auto p = make_points2(n);
+    auto s = rand_vec(n);
+    HX2 want = msm_ref(p, s);
+    expect(same_point(msm_gpu2(g, p, s, 0), want), "g2 msm " + std::to_string(n) + " random = host double-and-add");
+    expect(same_point(msm_gpu2(g, p, s, 4), want), "g2 msm " + std::to_string(n) + " window 4 = host");
+  }
+  size_t n = 500;
+  auto p = make_points2(n);
+  HFr rm1 = HFr::zero() - HFr::one(); // r − 1
+  auto check_case = [&](const char *name, std::vector<HA2> pts, std::vector<HFr> s) {
+    HX2 want = msm_ref(pts, s);
+    expect(same_point(msm_gpu2(g, pts, s, 0), want), std::string("g2 msm edge: ") + name);
+    expect(same_point(msm_gpu2(g, pts, s, 7), want), std::string("g2 msm edge, window 7: ") + name);
+  };
+  check_case("all scalars zero", p, std::vector<HFr>(n, HFr::zero()));
+  check_case("all scalars r-1", p, std::vector<HFr>(n, rm1));
+  check_case("all scalars equal", p, std::vector<HFr>(n, rand_fr()));
+  check_case("all scalars one", p, std::vector<HFr>(n, HFr::one()));
+  {
+    auto s = rand_vec(n);
+    for (size_t i = 0; i < n; i += 3) s[i] = HFr::zero();
+    check_case("a third zero", p, s);
+  }
+  {
+    auto q = p;
+    for (size_t i = 0; i < n; i++) q[i] = p[i % 7];
+    check_case("repeated points", q, rand_vec(n));
+  }
+  {
+    auto q = p;
+    for (size_t i = 0; i < n; i += 5) q[i] = HA2{HFp2::zero(), HFp2::zero()};
+    check_case("points at infinity", q, rand_vec(n));
+  }
+  {
+    std::vector<HA2> q;
+    std::vector<HFr> s;
+    HFr k = rand_fr();
+    for (size_t i = 0; i < 50; i++) {
+      q.push_back(p[i]);
+      q.push_back(p[i].neg());
+      s.push_back(k);
+      s.push_back(k);
+    }
+    check_case("P and -P cancel", q, s);
+  }
+  {
+    // G1 points handed to the G2 MSM are refused.
+    auto p1 = make_points(4);
+    perfbot_cuda_points *pts;
+    REQUIRE(perfbot_cuda_g1_upload(g.ctx, p1.data(), p1.size(), &pts, E));
+    auto s = rand_vec(4);
+    Jacobian<HFp2> j;
+    perfbot_cuda_error e;
+    int rc = perfbot_cuda_msm_g2(g.ctx, pts, 0, s.data(), s.size(), 0, &j, nullptr, &e);
+    perfbot_cuda_g1_free(pts);
+    expect(rc == PERFBOT_CUDA_ERR_ARGUMENT && strstr(e.message, "G1 points"), std::string("G1 points refused by the G2 MSM: ") + e.message);
+  }
+  for (int log_n : {16, 20}) {
+    size_t n = size_t(1) << log_n;
+    auto p = make_points2(n);
+    auto s = rand_vec(n);
+    HX2 a = msm_gpu2(g, p, s, 0), b = msm_gpu2(g, p, s, 9);
+    expect(same_point(a, b) && !a.is_inf(), "g2 msm 2^" + std::to_string(log_n) + ": default window = window 9");
+    for (int c : {13, 16, 18})
+      expect(same_point(msm_gpu2(g, p, s, c), a), "g2 msm 2^" + std::to_string(log_n) + ": window " + std::to_string(c) + " = default");
+    std::vector<HFr> eq(n, s[0]);
+    HX2 c = msm_gpu2(g, p, eq, 0), d = msm_gpu2(g, p, eq, 11);
+    expect(same_point(c, d), "g2 msm 2^" + std::to_string(log_n) + " all scalars equal: windows agree");
   }
 }
 
@@ -498,6 +660,44 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
   }
 }
 
+// bench_g2 times the G2 MSM from 2^16 to 2^max_log (every second size)
+// with the default window, and at 2^20 and up with windows around it.
+static void bench_g2(Gpu &g, int max_log) {
+  printf("\n%-12s %10s %10s  %s\n", "what", "n", "median ms", "steps (last run)");
+  int top = std::min(max_log, 24);
+  auto all = make_points2(size_t(1) << top);
+  perfbot_cuda_points *pts;
+  REQUIRE(perfbot_cuda_g2_upload(g.ctx, all.data(), all.size(), &pts, E));
+  all.clear();
+  all.shrink_to_fit();
+  auto scal = rand_vec(size_t(1) << top);
+  for (int log_n = 16; log_n <= top; log_n += 2) {
+    uint64_t n = 1ull << log_n;
+    for (int c : {0, 14, 16, 17, 18, 19, 20}) {
+      if (c && (log_n < 20 || c > log_n - 2)) continue;
+      std::vector<double> ms;
+      perfbot_cuda_timings t;
+      Jacobian<HFp2> out;
+      for (int r = 0; r < (c ? 3 : 5); r++) {
+        auto t0 = std::chrono::steady_clock::now();
+        REQUIRE(perfbot_cuda_msm_g2(g.ctx, pts, 0, scal.data(), n, c, &out, &t, E));
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
+      char what[32];
+      snprintf(what, sizeof what, c ? "msm_g2_c%d" : "msm_g2", c);
+      std::string st;
+      for (int i = 0; i < t.n; i++) {
+        char b[64];
+        snprintf(b, sizeof b, "%s=%.2f ", t.t[i].name, t.t[i].ms);
+        st += b;
+      }
+      printf("%-12s %10llu %10.2f  %s\n", what, (unsigned long long)n, median(ms), st.c_str());
+      fflush(stdout);
+    }
+  }
+  perfbot_cuda_g2_free(pts);
+}
+
 // bench_transfers times 512 MiB host↔device copies three ways: straight
 // from pageable memory, through the library's pinned staging buffers, and
 // from a buffer pinned for the occasion (what pinning itself costs).
@@ -566,12 +766,20 @@ int main(int argc, char **argv) {
          info.minor, info.multiprocessors, info.total_memory / 1073741824.0, info.driver_version, info.runtime_version);
   Gpu g;
   if (mode == "check") {
+    bool only_msm = argc > 2 && std::string(argv[2]) == "msm";
     check_arith();
-    check_copy(g);
-    check_ntt_settings();
+    if (!only_msm) {
+      check_copy(g);
+      check_ntt_settings();
+    }
     check_msm(g);
+    check_msm2(g);
     printf("%d failures\n", failures);
     return failures ? 1 : 0;
+  }
+  if (mode == "bench-g2") {
+    bench_g2(g, argc > 2 ? atoi(argv[2]) : 24);
+    return 0;
   }
   if (mode == "bench") {
     bool only_ntt = argc > 3 && std::string(argv[3]) == "ntt";
@@ -583,7 +791,15 @@ int main(int argc, char **argv) {
     int log_n = atoi(argv[3]);
     uint64_t n = 1ull << log_n;
     perfbot_cuda_timings t;
-    if (std::string(argv[2]) == "msm") {
+    if (std::string(argv[2]) == "msm2") {
+      auto pts = make_points2(n);
+      auto sc = rand_vec(n);
+      perfbot_cuda_points *d;
+      REQUIRE(perfbot_cuda_g2_upload(g.ctx, pts.data(), n, &d, E));
+      Jacobian<HFp2> out;
+      REQUIRE(perfbot_cuda_msm_g2(g.ctx, d, 0, sc.data(), n, 0, &out, &t, E));
+      perfbot_cuda_g2_free(d);
+    } else if (std::string(argv[2]) == "msm") {
       auto pts = make_points(n);
       auto sc = rand_vec(n);
       perfbot_cuda_points *d;
@@ -604,6 +820,6 @@ int main(int argc, char **argv) {
     printf("\n");
     return 0;
   }
-  fprintf(stderr, "usage: perfbot_cuda_selftest check | bench [MAXLOG [ntt]] | once msm|ntt LOG\n");
+  fprintf(stderr, "usage: perfbot_cuda_selftest check [msm] | bench [MAXLOG [ntt]] | bench-g2 [MAXLOG] | once msm|msm2|ntt LOG\n");
   return 2;
 }

@@ -12,6 +12,7 @@ package gpu
 typedef struct {
 	void *abi_version, *device_count, *device_info, *open, *close;
 	void *g1_upload, *g1_free, *msm_g1, *ntt, *quotient;
+	void *g2_upload, *g2_free, *msm_g2;
 } pb_fns;
 
 // pb_load opens the library and resolves every entry point; it returns
@@ -30,6 +31,9 @@ static const char *pb_load(const char *path, void **handle, pb_fns *f) {
 	PB_SYM(msm_g1, "perfbot_cuda_msm_g1")
 	PB_SYM(ntt, "perfbot_cuda_ntt")
 	PB_SYM(quotient, "perfbot_cuda_quotient")
+	PB_SYM(g2_upload, "perfbot_cuda_g2_upload")
+	PB_SYM(g2_free, "perfbot_cuda_g2_free")
+	PB_SYM(msm_g2, "perfbot_cuda_msm_g2")
 #undef PB_SYM
 	return NULL;
 }
@@ -55,6 +59,17 @@ static int32_t pb_msm_g1(pb_fns *f, perfbot_cuda_ctx *c, perfbot_cuda_points *p,
                          void *out, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
 	return ((int32_t (*)(perfbot_cuda_ctx *, const perfbot_cuda_points *, uint64_t, const void *, uint64_t, int32_t,
 	                     void *, perfbot_cuda_timings *, perfbot_cuda_error *))f->msm_g1)(c, p, off, s, n, 0, out, t, e);
+}
+static int32_t pb_g2_upload(pb_fns *f, perfbot_cuda_ctx *c, const void *p, uint64_t n, perfbot_cuda_points **o,
+                            perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, const void *, uint64_t, perfbot_cuda_points **, perfbot_cuda_error *))
+	            f->g2_upload)(c, p, n, o, e);
+}
+static void pb_g2_free(pb_fns *f, perfbot_cuda_points *p) { ((void (*)(perfbot_cuda_points *))f->g2_free)(p); }
+static int32_t pb_msm_g2(pb_fns *f, perfbot_cuda_ctx *c, perfbot_cuda_points *p, uint64_t off, const void *s, uint64_t n,
+                         int32_t window_bits, void *out, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
+	return ((int32_t (*)(perfbot_cuda_ctx *, const perfbot_cuda_points *, uint64_t, const void *, uint64_t, int32_t,
+	                     void *, perfbot_cuda_timings *, perfbot_cuda_error *))f->msm_g2)(c, p, off, s, n, window_bits, out, t, e);
 }
 static int32_t pb_ntt(pb_fns *f, perfbot_cuda_ctx *c, void *d, int32_t log_n, int32_t dir, const void *w,
                       const void *g, perfbot_cuda_timings *t, perfbot_cuda_error *e) {
@@ -96,6 +111,10 @@ var (
 	_ [96 - unsafe.Sizeof(bls12381.G1Affine{})]struct{}
 	_ [unsafe.Sizeof(bls12381.G1Jac{}) - 144]struct{}
 	_ [144 - unsafe.Sizeof(bls12381.G1Jac{})]struct{}
+	_ [unsafe.Sizeof(bls12381.G2Affine{}) - 192]struct{}
+	_ [192 - unsafe.Sizeof(bls12381.G2Affine{})]struct{}
+	_ [unsafe.Sizeof(bls12381.G2Jac{}) - 288]struct{}
+	_ [288 - unsafe.Sizeof(bls12381.G2Jac{})]struct{}
 	_ [unsafe.Sizeof(fr.Element{}) - 32]struct{}
 	_ [32 - unsafe.Sizeof(fr.Element{})]struct{}
 	_ [C.PERFBOT_CUDA_ERR_MEMORY - codeMemory]struct{}
@@ -172,8 +191,9 @@ func (l *Library) Devices() ([]Device, error) {
 }
 
 // An Engine runs a proof's G1 MSMs and its quotient on one device, and
-// the G2 MSM on the CPU. It implements groth16.Engine. Calls are
-// serialized; Close releases the device context.
+// the G2 MSM on the host's CPU (groth16.CPU) or, with G2 on the device
+// (PERFBOT_G2=gpu or SetG2OnDevice), on the device too. It implements
+// groth16.Engine. Calls are serialized; Close releases the device context.
 type Engine struct {
 	lib    *Library
 	device Device
@@ -183,24 +203,28 @@ type Engine struct {
 	steps map[string]float64 // seconds per step since the last TakeSteps
 	order []string
 
-	keep bool    // KeepG1 keeps points (PERFBOT_GPU_KEEP_POINTS, and no memory error yet)
-	kept []*kept // points on the device across calls, by KeepG1
+	g2Device bool // MultiExpG2 runs on the device (PERFBOT_G2=gpu)
+
+	keep  bool                       // KeepG1 and KeepG2 keep points (PERFBOT_GPU_KEEP_POINTS, and no memory error yet)
+	kept  []*kept[bls12381.G1Affine] // G1 points on the device across calls, by KeepG1
+	kept2 []*kept[bls12381.G2Affine] // G2 points, by KeepG2
 }
 
 // kept is a slice of points uploaded once. points holds the caller's slice
-// so that its memory, the key MultiExpG1 finds it by, is not reused while
-// the device copy is in use.
-type kept struct {
-	points []bls12381.G1Affine
+// so that its memory, the key MultiExpG1 (or MultiExpG2) finds it by, is
+// not reused while the device copy is in use.
+type kept[P any] struct {
+	points []P
 	pts    *C.perfbot_cuda_points
 }
 
 // covers returns the offset of points inside k, if points is a part of
 // k's slice (the same memory).
-func (k *kept) covers(points []bls12381.G1Affine) (uint64, bool) {
+func (k *kept[P]) covers(points []P) (uint64, bool) {
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(k.points)))
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(points)))
-	const size = unsafe.Sizeof(bls12381.G1Affine{})
+	var zero P
+	size := unsafe.Sizeof(zero)
 	if p < base || (p-base)%size != 0 {
 		return 0, false
 	}
@@ -220,7 +244,11 @@ func (l *Library) NewEngine(dev int) (*Engine, error) {
 		}
 		return nil, fmt.Errorf("device %d: there are %d", dev, len(devs))
 	}
-	e := &Engine{lib: l, device: devs[dev], steps: map[string]float64{}, keep: keepFromEnv()}
+	g2, err := g2FromEnv()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{lib: l, device: devs[dev], steps: map[string]float64{}, keep: keepFromEnv(), g2Device: g2}
 	var ce C.perfbot_cuda_error
 	if err := cerr("open", C.pb_open(&l.fns, C.int32_t(dev), &e.ctx, &ce), &ce); err != nil {
 		return nil, err
@@ -370,7 +398,7 @@ func (e *Engine) KeepG1(points []bls12381.G1Affine) {
 		}
 		return // MultiExpG1 copies them, and reports any error that persists
 	}
-	e.kept = append(e.kept, &kept{points: points, pts: pts})
+	e.kept = append(e.kept, &kept[bls12381.G1Affine]{points: points, pts: pts})
 }
 
 // Kept returns how many points the engine keeps on the device.
@@ -384,12 +412,15 @@ func (e *Engine) Kept() int {
 	return n
 }
 
-// releaseKept frees the kept points (e.mu held).
+// releaseKept frees the kept points of both groups (e.mu held).
 func (e *Engine) releaseKept() {
 	for _, k := range e.kept {
 		C.pb_g1_free(&e.lib.fns, k.pts)
 	}
-	e.kept = nil
+	for _, k := range e.kept2 {
+		C.pb_g2_free(&e.lib.fns, k.pts)
+	}
+	e.kept, e.kept2 = nil, nil
 }
 
 // keepFromEnv reads PERFBOT_GPU_KEEP_POINTS: off (or 0, false) turns
@@ -402,11 +433,145 @@ func keepFromEnv() bool {
 	return true
 }
 
-// MultiExpG2 runs on the CPU with gnark-crypto (groth16.CPU): the G2 MSM
-// is a small share of a proof and the CUDA library has no G2 arithmetic.
+// MultiExpG2 returns Σ scalars[i]·points[i]: on the device when G2 is
+// there (PERFBOT_G2=gpu, SetG2OnDevice), else on the host's cores with
+// gnark-crypto (groth16.CPU), the default. The default stays the host
+// until a whole proof on the GPU machine says otherwise: on the host the
+// G2 MSM overlaps the device's G1 MSMs, while on the device the G1 and G2
+// MSMs take turns on one device. Points that KeepG2 kept are used where
+// they are; others are copied for the call (the step g2_upload_points).
+// The device steps are named with the prefix g2_ (g2_accumulate, …).
 func (e *Engine) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (bls12381.G2Jac, error) {
-	return groth16.CPU{}.MultiExpG2(points, scalars)
+	if !e.G2OnDevice() || len(points) != len(scalars) || len(points) == 0 {
+		// The host path, or the CPU engine's answer: an error naming the
+		// lengths, or infinity for an empty sum.
+		return groth16.CPU{}.MultiExpG2(points, scalars)
+	}
+	return e.MultiExpG2Device(points, scalars, 0)
 }
+
+// MultiExpG2Device returns Σ scalars[i]·points[i] computed on the device
+// whatever SetG2OnDevice says, with windows of windowBits bits (0 picks
+// them from the size, as MultiExpG2 does): for tests and measurements.
+func (e *Engine) MultiExpG2Device(points []bls12381.G2Affine, scalars []fr.Element, windowBits int) (bls12381.G2Jac, error) {
+	if len(points) != len(scalars) || len(points) == 0 {
+		return groth16.CPU{}.MultiExpG2(points, scalars)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil {
+		return bls12381.G2Jac{}, errClosed
+	}
+	p, err := e.msmG2(points, scalars, windowBits)
+	if isOutOfMemory(err) && len(e.kept)+len(e.kept2) > 0 {
+		e.releaseKept()
+		e.keep = false
+		p, err = e.msmG2(points, scalars, windowBits)
+	}
+	if err != nil {
+		return p, fmt.Errorf("multiexp g2: %w", err)
+	}
+	return p, nil
+}
+
+// msmG2 is msm for G2 (e.mu held).
+func (e *Engine) msmG2(points []bls12381.G2Affine, scalars []fr.Element, windowBits int) (bls12381.G2Jac, error) {
+	var p bls12381.G2Jac
+	pts, off := (*C.perfbot_cuda_points)(nil), uint64(0)
+	for _, k := range e.kept2 {
+		if o, ok := k.covers(points); ok {
+			pts, off = k.pts, o
+			break
+		}
+	}
+	if pts == nil {
+		var err error
+		if pts, err = e.uploadG2(points); err != nil {
+			return p, err
+		}
+		defer C.pb_g2_free(&e.lib.fns, pts)
+	}
+	var ce C.perfbot_cuda_error
+	var t C.perfbot_cuda_timings
+	rc := C.pb_msm_g2(&e.lib.fns, e.ctx, pts, C.uint64_t(off), unsafe.Pointer(&scalars[0]), C.uint64_t(len(scalars)),
+		C.int32_t(windowBits), unsafe.Pointer(&p), &t, &ce)
+	if err := cerr("msm g2", rc, &ce); err != nil {
+		return p, err
+	}
+	e.record("g2_", &t)
+	return p, nil
+}
+
+// uploadG2 copies G2 points to the device (e.mu held), timed as the step
+// g2_upload_points.
+func (e *Engine) uploadG2(points []bls12381.G2Affine) (*C.perfbot_cuda_points, error) {
+	var ce C.perfbot_cuda_error
+	var pts *C.perfbot_cuda_points
+	start := time.Now()
+	if err := cerr("upload g2 points", C.pb_g2_upload(&e.lib.fns, e.ctx, unsafe.Pointer(&points[0]), C.uint64_t(len(points)), &pts, &ce), &ce); err != nil {
+		return nil, err
+	}
+	e.addStep("g2_upload_points", time.Since(start).Seconds())
+	return pts, nil
+}
+
+// KeepG2 is KeepG1 for G2 points: it copies them to the device once and
+// keeps them there until Close, for MultiExpG2 on the device (a proving
+// key's B query in G2). Best effort, and off with PERFBOT_GPU_KEEP_POINTS=off,
+// as KeepG1. It keeps nothing while the G2 MSM runs on the host.
+func (e *Engine) KeepG2(points []bls12381.G2Affine) {
+	if len(points) == 0 || !e.G2OnDevice() {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ctx == nil || !e.keep {
+		return
+	}
+	for _, k := range e.kept2 {
+		if _, ok := k.covers(points); ok {
+			return
+		}
+	}
+	pts, err := e.uploadG2(points)
+	if err != nil {
+		if isOutOfMemory(err) {
+			e.keep = false
+		}
+		return // MultiExpG2 copies them, and reports any error that persists
+	}
+	e.kept2 = append(e.kept2, &kept[bls12381.G2Affine]{points: points, pts: pts})
+}
+
+// KeptG2 returns how many G2 points the engine keeps on the device.
+func (e *Engine) KeptG2() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, k := range e.kept2 {
+		n += len(k.points)
+	}
+	return n
+}
+
+// SetG2OnDevice chooses where MultiExpG2 runs: on the device (true) or on
+// the host's cores (false), overriding PERFBOT_G2.
+func (e *Engine) SetG2OnDevice(on bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.g2Device = on
+}
+
+// G2OnDevice reports whether MultiExpG2 runs on the device.
+func (e *Engine) G2OnDevice() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g2Device
+}
+
+// OffloadsG2 makes groth16.Prove hand the G2 MSM over whole, as
+// OffloadsG1 does for G1, when it runs on the device.
+func (e *Engine) OffloadsG2() bool { return e.G2OnDevice() }
 
 func logSize(n int) (int, error) {
 	if n < 2 || n&(n-1) != 0 || n > 1<<30 {
@@ -485,4 +650,7 @@ func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error {
 // splits them) and run the G2 MSM on the host's cores meanwhile.
 func (e *Engine) OffloadsG1() bool { return true }
 
-var _ groth16.Offloader = (*Engine)(nil)
+var (
+	_ groth16.Offloader   = (*Engine)(nil)
+	_ groth16.G2Offloader = (*Engine)(nil)
+)

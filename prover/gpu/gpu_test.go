@@ -204,6 +204,202 @@ func TestMSMEdgeCases(t *testing.T) {
 	}
 }
 
+// randomPointsG2 returns n points k_i·G2 for fresh random k_i.
+func randomPointsG2(t testing.TB, n int) []bls12381.G2Affine {
+	_, _, _, g := bls12381.Generators()
+	return bls12381.BatchScalarMultiplicationG2(&g, randomScalars(t, n))
+}
+
+func refMSMG2(t testing.TB, p []bls12381.G2Affine, s []fr.Element) bls12381.G2Jac {
+	var r bls12381.G2Jac
+	if _, err := r.MultiExp(p, s, ecc.MultiExpConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestMSMG2EqualsGnarkCryptoOnFreshRandomInputs(t *testing.T) {
+	e := engine(t)
+	for _, n := range []int{1, 2, 3, 1 << 4, 100, 1 << 10, 1 << 12, 1 << 16} {
+		p, s := randomPointsG2(t, n), randomScalars(t, n)
+		want := refMSMG2(t, p, s)
+		for _, c := range []int{0, 7} { // the default window, and a small one
+			got, err := e.MultiExpG2Device(p, s, c)
+			if err != nil {
+				t.Fatalf("n=%d window %d: %v", n, c, err)
+			}
+			if !got.Equal(&want) {
+				t.Errorf("n=%d window %d: GPU G2 MSM differs from gnark-crypto MultiExp", n, c)
+			}
+		}
+	}
+}
+
+func TestMSMG2EdgeCases(t *testing.T) {
+	e := engine(t)
+	const n = 1000
+	p := randomPointsG2(t, n)
+	var rMinus1, one fr.Element
+	rMinus1.SetOne()
+	rMinus1.Neg(&rMinus1)
+	one.SetOne()
+	fill := func(v fr.Element) []fr.Element {
+		s := make([]fr.Element, n)
+		for i := range s {
+			s[i] = v
+		}
+		return s
+	}
+	k := randomScalars(t, 1)[0]
+	repeated := make([]bls12381.G2Affine, n)
+	for i := range repeated {
+		repeated[i] = p[i%5] // P + P in a bucket: the doubling branch
+	}
+	withInf := append([]bls12381.G2Affine(nil), p...)
+	for i := 0; i < n; i += 7 {
+		withInf[i] = bls12381.G2Affine{} // (0, 0): infinity
+	}
+	someZero := randomScalars(t, n)
+	for i := 0; i < n; i += 3 {
+		someZero[i].SetZero()
+	}
+	// P and −P with one scalar: same bucket, opposite points, they cancel.
+	cancel := make([]bls12381.G2Affine, 0, n)
+	for i := 0; i < n/2; i++ {
+		var q bls12381.G2Affine
+		q.Neg(&p[i])
+		cancel = append(cancel, p[i], q)
+	}
+	// Half cancel, half survive: the sum is not infinity.
+	halfCancel := append(append([]bls12381.G2Affine(nil), cancel[:n/2]...), p[n/2:]...)
+	cases := []struct {
+		name string
+		p    []bls12381.G2Affine
+		s    []fr.Element
+	}{
+		{"zero scalars", p, fill(fr.Element{})},
+		{"scalar r-1", p, fill(rMinus1)},
+		{"all scalars equal", p, fill(k)},
+		{"all scalars one", p, fill(one)},
+		{"a third of the scalars zero", p, someZero},
+		{"repeated points", repeated, randomScalars(t, n)},
+		{"repeated points, one scalar", repeated, fill(k)},
+		{"points at infinity", withInf, randomScalars(t, n)},
+		{"P and -P cancel", cancel, fill(k)},
+		{"P and -P cancel in half", halfCancel, fill(k)},
+	}
+	for _, tc := range cases {
+		want := refMSMG2(t, tc.p, tc.s)
+		for _, c := range []int{0, 7} {
+			got, err := e.MultiExpG2Device(tc.p, tc.s, c)
+			if err != nil {
+				t.Fatalf("%s, window %d: %v", tc.name, c, err)
+			}
+			if !got.Equal(&want) {
+				t.Errorf("%s, window %d: GPU G2 MSM differs from gnark-crypto MultiExp", tc.name, c)
+			}
+		}
+	}
+	if _, err := e.MultiExpG2Device(p[:3], randomScalars(t, 2), 0); err == nil {
+		t.Error("3 points and 2 scalars: no error")
+	}
+	if _, err := e.MultiExpG2Device(p[:3], randomScalars(t, 3), 21); err == nil || !strings.Contains(err.Error(), "window_bits 21") {
+		t.Errorf("window 21: %v; want the library's range error", err)
+	}
+}
+
+// TestG2RunsWhereItIsTold: PERFBOT_G2 (and SetG2OnDevice) choose where
+// MultiExpG2 runs, host by default; both give gnark-crypto's sum, and only
+// the device leaves g2_ steps; a bad value is refused with a message.
+func TestG2RunsWhereItIsTold(t *testing.T) {
+	lib, err := gpu.Open("")
+	if errors.Is(err, gpu.ErrNoLibrary) {
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 10
+	p, s := randomPointsG2(t, n), randomScalars(t, n)
+	want := refMSMG2(t, p, s)
+	for _, tc := range []struct {
+		env    string
+		device bool
+	}{{"", false}, {"host", false}, {"gpu", true}} {
+		t.Run("PERFBOT_G2="+tc.env, func(t *testing.T) {
+			t.Setenv(gpu.EnvG2, tc.env)
+			e, err := lib.NewEngine(0)
+			if errors.Is(err, gpu.ErrNoDevice) {
+				t.Skipf("GPU test skipped: %v", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			if e.G2OnDevice() != tc.device || e.OffloadsG2() != tc.device {
+				t.Fatalf("G2OnDevice() = %v, OffloadsG2() = %v; want %v", e.G2OnDevice(), e.OffloadsG2(), tc.device)
+			}
+			for _, on := range []bool{tc.device, !tc.device} {
+				e.SetG2OnDevice(on)
+				got, err := e.MultiExpG2(p, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Equal(&want) {
+					t.Errorf("on device %v: MultiExpG2 differs from gnark-crypto", on)
+				}
+				if names := stepNames(e); names["g2_accumulate"] != on || names["accumulate"] {
+					t.Errorf("on device %v: steps %v; want g2_accumulate only on the device, and no G1 steps", on, names)
+				}
+			}
+		})
+	}
+	t.Setenv(gpu.EnvG2, "fpga")
+	if _, err := lib.NewEngine(0); err == nil || !strings.Contains(err.Error(), "PERFBOT_G2=fpga") {
+		t.Errorf("PERFBOT_G2=fpga: %v; want an error naming it", err)
+	}
+}
+
+// TestKeptG2Points: KeepG2 keeps G2 points on the device for MultiExpG2
+// on them and on their parts; kept or not, the sums are gnark-crypto's.
+func TestKeptG2Points(t *testing.T) {
+	lib, err := gpu.Open("")
+	if errors.Is(err, gpu.ErrNoLibrary) {
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(gpu.EnvG2, "gpu")
+	e, err := lib.NewEngine(0)
+	if errors.Is(err, gpu.ErrNoDevice) {
+		t.Skipf("GPU test skipped: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const n = 1 << 12
+	p, s := randomPointsG2(t, n), randomScalars(t, n)
+	e.KeepG2(p)
+	if got := e.KeptG2(); got != n {
+		t.Fatalf("KeptG2() = %d after KeepG2 of %d points", got, n)
+	}
+	stepNames(e)
+	for _, r := range []struct{ lo, hi int }{{0, n}, {0, 1}, {123, 123 + 1000}, {n - 7, n}} {
+		got, err := e.MultiExpG2(p[r.lo:r.hi], s[r.lo:r.hi])
+		if err != nil {
+			t.Fatalf("points [%d, %d): %v", r.lo, r.hi, err)
+		}
+		if want := refMSMG2(t, p[r.lo:r.hi], s[r.lo:r.hi]); !got.Equal(&want) {
+			t.Errorf("points [%d, %d): GPU G2 MSM differs from gnark-crypto MultiExp", r.lo, r.hi)
+		}
+		if names := stepNames(e); names["g2_upload_points"] || !names["g2_accumulate"] {
+			t.Errorf("points [%d, %d): steps %v; want g2_accumulate and no g2_upload_points", r.lo, r.hi, names)
+		}
+	}
+}
+
 // stepNames returns the names of the engine's steps since the last call.
 func stepNames(e *gpu.Engine) map[string]bool {
 	names := map[string]bool{}
@@ -401,6 +597,25 @@ func TestGPUProofsVerify(t *testing.T) {
 	}
 }
 
+// TestGPUProofsVerifyWithG2OnDevice: with PERFBOT_G2=gpu the G2 MSM of
+// the B query runs on the device, whole (groth16's msm_b2 hands an
+// OffloadsG2 engine every term), and the proofs still verify.
+func TestGPUProofsVerifyWithG2OnDevice(t *testing.T) {
+	engine(t) // skips without a GPU
+	t.Setenv(gpu.EnvG2, "gpu")
+	var sink collect
+	cfg := prover.Config{
+		Circuit: "sha256", Constraints: 1 << 16, Backend: "gpu", Phases: "all", SRS: "setup",
+		Count: 2, Verify: true, Seed: int64(randomScalars(t, 1)[0][0]), KeyDir: t.TempDir(),
+	}
+	if err := prover.Run(context.Background(), cfg, &sink); err != nil {
+		t.Fatalf("GPU proof with G2 on the device: %v", err)
+	}
+	if len(sink.proofs) != 2 {
+		t.Fatalf("%d proofs, want 2", len(sink.proofs))
+	}
+}
+
 func BenchmarkMSM(b *testing.B) {
 	e := engine(b)
 	for _, logN := range []int{16, 20} {
@@ -413,4 +628,73 @@ func BenchmarkMSM(b *testing.B) {
 			}
 		})
 	}
+}
+
+// g2BenchInputs returns 2^logN G2 points and scalars for the timing pair
+// below: 2^16 distinct random points repeated (random points cost the
+// host seconds a million) and distinct random scalars.
+func g2BenchInputs(b *testing.B, logN int) ([]bls12381.G2Affine, []fr.Element) {
+	n := 1 << logN
+	base := randomPointsG2(b, min(n, 1<<16))
+	p := make([]bls12381.G2Affine, n)
+	for i := range p {
+		p[i] = base[i%len(base)]
+	}
+	s := randomScalars(b, min(n, 1<<16))
+	s = append(s, make([]fr.Element, n-len(s))...)
+	var c fr.Element
+	c.SetUint64(0x9e3779b97f4a7c15)
+	for i := 1 << 16; i < n; i++ {
+		s[i].Mul(&s[i-1<<16], &c)
+	}
+	return p, s
+}
+
+// BenchmarkMultiExpG2 times the G2 MSM on the device (points copied for
+// each call, as MultiExpG2 does for points not kept, and kept);
+// BenchmarkMultiExpG2Reference times gnark-crypto's on the host's cores.
+// PERFBOT_BENCH_G2_MAXLOG (default 20) caps the sizes: 24 adds 2^24.
+func BenchmarkMultiExpG2(b *testing.B) {
+	e := engine(b)
+	for _, logN := range g2BenchSizes() {
+		p, s := g2BenchInputs(b, logN)
+		b.Run(fmt.Sprintf("points=2^%d/kept=false", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.MultiExpG2Device(p, s, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		e.SetG2OnDevice(true) // KeepG2 keeps only for the device
+		e.KeepG2(p)
+		b.Run(fmt.Sprintf("points=2^%d/kept=true", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.MultiExpG2(p, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, st := range e.TakeSteps() {
+			b.Logf("2^%d steps (all runs): %s %.1f ms", logN, st.Name, st.Seconds*1e3)
+		}
+		e.SetG2OnDevice(false)
+	}
+}
+
+func BenchmarkMultiExpG2Reference(b *testing.B) {
+	for _, logN := range g2BenchSizes() {
+		p, s := g2BenchInputs(b, logN)
+		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				refMSMG2(b, p, s)
+			}
+		})
+	}
+}
+
+func g2BenchSizes() []int {
+	if os.Getenv("PERFBOT_BENCH_G2_MAXLOG") == "24" {
+		return []int{20, 24}
+	}
+	return []int{20}
 }

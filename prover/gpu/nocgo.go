@@ -33,3 +33,11 @@ func (e *Engine) KeepG1([]bls12381.G1Affine)                       {}
 func (e *Engine) Kept() int                                        { return 0 }
 func (e *Engine) QuotientH(a, b, c []fr.Element) error             { return ErrNoLibrary }
 func (e *Engine) NTT(data []fr.Element, inverse, coset bool) error { return ErrNoLibrary }
+func (e *Engine) MultiExpG2Device([]bls12381.G2Affine, []fr.Element, int) (bls12381.G2Jac, error) {
+	return bls12381.G2Jac{}, ErrNoLibrary
+}
+func (e *Engine) KeepG2([]bls12381.G2Affine) {}
+func (e *Engine) KeptG2() int                { return 0 }
+func (e *Engine) SetG2OnDevice(bool)         {}
+func (e *Engine) G2OnDevice() bool           { return false }
+func (e *Engine) OffloadsG2() bool           { return false }

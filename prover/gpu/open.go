@@ -10,13 +10,32 @@ import (
 
 // ABIVersion is the version of cuda/perfbot_cuda.h this package speaks
 // (PERFBOT_CUDA_ABI_VERSION); a library of another version is refused.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // LibName is the library's file name.
 const LibName = "libperfbot_cuda.so"
 
 // EnvLib names the environment variable that points at the library.
 const EnvLib = "PERFBOT_CUDA_LIB"
+
+// EnvG2 names the environment variable that says where an Engine runs
+// the G2 MSM: host (the default: gnark-crypto on the host's cores, beside
+// the device's G1 MSMs) or gpu (on the device, after or before the G1
+// MSMs, never beside them). The default stays host until a whole proof
+// on the GPU machine is faster with gpu. Engine.SetG2OnDevice overrides it.
+const EnvG2 = "PERFBOT_G2"
+
+// g2FromEnv reads EnvG2: whether the G2 MSM runs on the device.
+func g2FromEnv() (bool, error) {
+	switch v := os.Getenv(EnvG2); strings.ToLower(v) {
+	case "", "host", "cpu":
+		return false, nil
+	case "gpu", "device":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%s: want host or gpu (or unset for host)", EnvG2, v)
+	}
+}
 
 // ErrNoLibrary means no library was found where it is looked for;
 // ErrNoDevice that it loaded but no CUDA device answered.

@@ -40,6 +40,21 @@ type Offloader interface {
 	OffloadsG1() bool
 }
 
+// G2Offloader is implemented by an Engine that may run the G2 MSM on its
+// device too. When OffloadsG2 says so, msm_b2 hands that engine every term
+// of the G2 MSM, as OffloadsG1 does for G1 (the device sorts zero and one
+// scalars into its buckets; the host's 0/1 split and its sum of the
+// scalar-one points would cost more than the device's whole MSM).
+type G2Offloader interface {
+	OffloadsG2() bool
+}
+
+// offloadsG2 reports whether e is a G2Offloader that offloads.
+func offloadsG2(e Engine) bool {
+	o, ok := e.(G2Offloader)
+	return ok && o.OffloadsG2()
+}
+
 // A Keeper is an offloading Engine that can keep G1 points on its device
 // across calls, so that a G1 MSM on them copies only its scalars. Before
 // each G1 MSM, Prove asks it to keep that MSM's points, a proving key's

@@ -59,8 +59,10 @@ func msmG1(e Engine, points []bls12381.G1Affine, scalars []fr.Element, plain boo
 	return p, st, nil
 }
 
-// msmG2 is msmG1 for G2.
+// msmG2 is msmG1 for G2, except that an engine whose G2 MSM runs on its
+// device (OffloadsG2) gets every term, as if plain were set.
 func msmG2(e Engine, points []bls12381.G2Affine, scalars []fr.Element, plain bool) (bls12381.G2Jac, MSMStats, error) {
+	plain = plain || offloadsG2(e)
 	st := MSMStats{Points: len(points), MultiExp: len(points)}
 	ps, ss, ones := points, scalars, []int32(nil)
 	if !plain {
