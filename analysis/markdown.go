@@ -186,11 +186,7 @@ func mdExplanation(b *strings.Builder, e explainedRow) {
 	}
 	d := *e.diff
 	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", profileWhat(d), mdText(d.Phase))
-	fmt.Fprintf(b, "Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points. Listed only when the share grew measurably: %s (p adjusted over the functions tested).\n",
-		profileWhat(d), mdText(d.Phase),
-		profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
-		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit),
-		mdText(profileTestNote()))
+	fmt.Fprintf(b, "%s\n", mdText(profileNote(d)))
 	for _, t := range []struct {
 		kind   string
 		shares []FuncShare
@@ -223,7 +219,7 @@ func pCell(ok bool, p float64) string {
 	if !ok {
 		return "—"
 	}
-	return mdCell(formatP(p))
+	return mdCell(evidenceP(ok, p))
 }
 
 // mdMemory writes a memory diff's line and, collapsed, its tables of the
@@ -231,10 +227,7 @@ func pCell(ok bool, p float64) string {
 func mdMemory(b *strings.Builder, d MemoryDiff) {
 	fmt.Fprintf(b, "\n%s\n", memoryLine(d, mdCode, mdText))
 	fmt.Fprintf(b, "\n<details><summary>Allocation sites that grew most, per run</summary>\n\n")
-	fmt.Fprintf(b, "Heap profiles (alloc\\_space, alloc\\_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels. Listed only when the site grew measurably: %s (samples: the allocations sampled, or the bytes in sampling periods, in all of a side's profiles; p adjusted over the sites tested).\n",
-		plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
-		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"),
-		mdText(memoryTestNote()))
+	fmt.Fprintf(b, "%s\n", mdText(memoryNote(d)))
 	for _, t := range []struct {
 		kind, unit string
 		sites      []AllocSite

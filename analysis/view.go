@@ -259,10 +259,8 @@ func viewTable(r *Report, g rowGroup, f Formatter) ViewTable {
 func profileDetail(d ProfileDiff, f Formatter) *ViewDetail {
 	det := &ViewDetail{
 		Caption: f.apply(fmt.Sprintf("%s profile of %s: the functions whose share grew most", profileWhat(d), markCode(d.Phase))),
-		Note: f.apply(fmt.Sprintf("Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points. Listed only when the share grew measurably: %s (p adjusted over the functions tested).",
-			profileWhat(d), d.Phase, profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
-			profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit), profileTestNote())),
-		Lists: []ViewList{}, Empty: []string{},
+		Note:    f.apply(profileNote(d)),
+		Lists:   []ViewList{}, Empty: []string{},
 	}
 	for _, l := range []struct {
 		kind   string
@@ -287,10 +285,8 @@ func viewMemory(d MemoryDiff, f Formatter) ViewMemory {
 	m := ViewMemory{Line: f.apply(memoryLine(d, markCode, markNone))}
 	m.Detail = ViewDetail{
 		Caption: f.apply("Allocation sites that grew most, per run"),
-		Note: f.apply(fmt.Sprintf("Heap profiles (alloc_space, alloc_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels. Listed only when the site grew measurably: %s (p adjusted over the sites tested).",
-			plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
-			plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"), memoryTestNote())),
-		Lists: []ViewList{}, Empty: []string{},
+		Note:    f.apply(memoryNote(d)),
+		Lists:   []ViewList{}, Empty: []string{},
 	}
 	for _, l := range []struct {
 		kind, unit string
@@ -343,4 +339,19 @@ func drawnShare(a Attribution, x float64) float64 {
 		return math.NaN()
 	}
 	return x
+}
+
+// profileNote says what a profile diff's tables show, as the comment and
+// the dashboard word it (plain text).
+func profileNote(d ProfileDiff) string {
+	return fmt.Sprintf("Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points. Listed only when the share grew measurably: %s (p adjusted over the functions tested).",
+		profileWhat(d), d.Phase, profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
+		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit), profileTestNote())
+}
+
+// memoryNote says what a memory diff's tables show (plain text).
+func memoryNote(d MemoryDiff) string {
+	return fmt.Sprintf("Heap profiles (alloc_space, alloc_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels. Listed only when the site grew measurably: %s (samples: the allocations sampled, or the bytes in sampling periods, in all of a side's profiles; p adjusted over the sites tested).",
+		plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
+		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"), memoryTestNote())
 }
