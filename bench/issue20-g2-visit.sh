@@ -55,7 +55,7 @@ time)
 	[ -x build/perfbot_cuda_selftest ] || { timeout 210 make -j4 cuda >"$o/make.txt" 2>&1; log "make cuda rc $?"; }
 	timeout 90 build/perfbot_cuda_selftest bench-g2 24 >"$o/bench-g2.txt" 2>&1
 	log "bench-g2 24 rc $?"
-	PERFBOT_BENCH_G2_MAXLOG=24 timeout "$(left 200)" build/go/gpu.test -test.run '^$' -test.bench 'MultiExpG2' \
+	PERFBOT_BENCH_MAXLOG=24 timeout "$(left 200)" build/go/gpu.test -test.run '^$' -test.bench 'MultiExpG2' \
 		-test.benchtime 3x -test.v >"$o/gobench.txt" 2>&1
 	log "go bench rc $?"
 	if [ -f build/go/perfbot.gz ] && [ "$(left 285)" -gt 60 ]; then

@@ -32,6 +32,24 @@ typedef XYZZ<DFp> DXYZZ;
 typedef Affine<DFp2> DAffine2; // G2
 typedef XYZZ<DFp2> DXYZZ2;
 
+// The reduction kernels add and double through ReduceOps. For G1 these
+// are the point formulas inlined, as before. For G2 they are calls:
+// inlined, each of the reduction kernels' ~8 additions and doublings
+// (every addition carries a doubling for P = Q) is a copy of Fp2 code
+// three times G1's size at 255 registers, and ptxas took minutes over
+// them (CUDA 13.0 did not finish `make cuda` in 210 s; cuda/NOTES.md v7).
+// One out-of-line copy each compiles in seconds; the reduction is ~13%
+// of a G2 MSM and runs once per window, so the calls cost little there.
+// The accumulation (msm_runs), where the time goes, stays inline.
+template <class F> struct ReduceOps {
+  static __device__ __forceinline__ XYZZ<F> add(const XYZZ<F> &a, const XYZZ<F> &b) { return a.add(b); }
+  static __device__ __forceinline__ XYZZ<F> dbl(const XYZZ<F> &a) { return a.dbl(); }
+};
+template <> struct ReduceOps<DFp2> {
+  static __device__ __noinline__ DXYZZ2 add(const DXYZZ2 &a, const DXYZZ2 &b) { return a.add(b); }
+  static __device__ __noinline__ DXYZZ2 dbl(const DXYZZ2 &a) { return a.dbl(); }
+};
+
 __device__ __forceinline__ uint32_t scalar_bits(const DFr &s, int off, int c) {
   int limb = off >> 5, sh = off & 31;
   if (limb >= 8) return 0;
@@ -166,6 +184,7 @@ template <class F>
 __global__ void msm_reduce_segments(const XYZZ<F> *buckets, int c, int nw, uint32_t segs, XYZZ<F> *t_out,
                                     XYZZ<F> *r_out) {
   typedef XYZZ<F> DXYZZ;
+  typedef ReduceOps<F> Op;
   uint64_t id = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= (uint64_t)nw * segs) return;
   uint32_t w = id / segs, seg = id % segs;
@@ -174,8 +193,8 @@ __global__ void msm_reduce_segments(const XYZZ<F> *buckets, int c, int nw, uint3
   const DXYZZ *b = buckets + ((uint64_t)w << c);
   DXYZZ running = DXYZZ::inf(), sum = DXYZZ::inf();
   for (uint32_t i = hi; i >= lo; i--) {
-    running = running.add(b[i]);
-    sum = sum.add(running);
+    running = Op::add(running, b[i]);
+    sum = Op::add(sum, running);
   }
   t_out[id] = sum;
   r_out[id] = running;
@@ -193,6 +212,7 @@ template <class F>
 __global__ void msm_reduce_window(const XYZZ<F> *t_in, const XYZZ<F> *r_in, uint32_t segs, uint32_t len,
                                   XYZZ<F> *out) {
   typedef XYZZ<F> DXYZZ;
+  typedef ReduceOps<F> Op;
   extern __shared__ uint4 msm_reduce_shared[];
   DXYZZ *acc = reinterpret_cast<DXYZZ *>(msm_reduce_shared);
   const uint32_t q = (segs + blockDim.x - 1) / blockDim.x;
@@ -201,16 +221,24 @@ __global__ void msm_reduce_window(const XYZZ<F> *t_in, const XYZZ<F> *r_in, uint
   const DXYZZ *R = r_in + (uint64_t)blockIdx.x * segs;
   DXYZZ ts = DXYZZ::inf(), run = DXYZZ::inf(), u = DXYZZ::inf();
   for (uint32_t i = s1; i-- > s0;) {
-    ts = ts.add(T[i]);
-    run = run.add(R[i]);
-    if (i > s0) u = u.add(run);
+    ts = Op::add(ts, T[i]);
+    run = Op::add(run, R[i]);
+    if (i > s0) u = Op::add(u, run);
   }
-  DXYZZ x = s0 < s1 ? u.add(run.mul_small(s0)) : DXYZZ::inf();
-  for (uint32_t l = len; l > 1; l >>= 1) x = x.dbl();
-  acc[threadIdx.x] = ts.add(x);
+  DXYZZ x = DXYZZ::inf();
+  if (s0 < s1) {
+    DXYZZ m = DXYZZ::inf(); // s0·run: XYZZ::mul_small through Op
+    for (int i = 31; i >= 0; i--) {
+      m = Op::dbl(m);
+      if ((s0 >> i) & 1) m = Op::add(m, run);
+    }
+    x = Op::add(u, m);
+  }
+  for (uint32_t l = len; l > 1; l >>= 1) x = Op::dbl(x);
+  acc[threadIdx.x] = Op::add(ts, x);
   __syncthreads();
   for (uint32_t h = blockDim.x / 2; h > 0; h /= 2) {
-    if (threadIdx.x < h) acc[threadIdx.x] = acc[threadIdx.x].add(acc[threadIdx.x + h]);
+    if (threadIdx.x < h) acc[threadIdx.x] = Op::add(acc[threadIdx.x], acc[threadIdx.x + h]);
     __syncthreads();
   }
   if (threadIdx.x == 0) out[blockIdx.x] = acc[0];

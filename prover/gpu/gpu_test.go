@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -309,7 +310,7 @@ func TestMSMG2EdgeCases(t *testing.T) {
 }
 
 // TestG2RunsWhereItIsTold: PERFBOT_G2 (and SetG2OnDevice) choose where
-// MultiExpG2 runs, host by default; both give gnark-crypto's sum, and only
+// MultiExpG2 runs, the device by default; both give gnark-crypto's sum, and only
 // the device leaves g2_ steps; a bad value is refused with a message.
 func TestG2RunsWhereItIsTold(t *testing.T) {
 	lib, err := gpu.Open("")
@@ -325,7 +326,7 @@ func TestG2RunsWhereItIsTold(t *testing.T) {
 	for _, tc := range []struct {
 		env    string
 		device bool
-	}{{"", false}, {"host", false}, {"gpu", true}} {
+	}{{"", true}, {"host", false}, {"gpu", true}} {
 		t.Run("PERFBOT_G2="+tc.env, func(t *testing.T) {
 			t.Setenv(gpu.EnvG2, tc.env)
 			e, err := lib.NewEngine(0)
@@ -616,18 +617,74 @@ func TestGPUProofsVerifyWithG2OnDevice(t *testing.T) {
 	}
 }
 
-func BenchmarkMSM(b *testing.B) {
+// g1BenchInputs is g2BenchInputs for G1.
+func g1BenchInputs(b *testing.B, logN int) ([]bls12381.G1Affine, []fr.Element) {
+	n := 1 << logN
+	base := randomPoints(b, min(n, 1<<16))
+	p := make([]bls12381.G1Affine, n)
+	for i := range p {
+		p[i] = base[i%len(base)]
+	}
+	return p, benchScalars(b, n)
+}
+
+// BenchmarkMultiExpG1 times the G1 MSM on the device, with the points
+// copied for each call (MultiExpG1 on points not kept) and kept (as a
+// proof's queries are); BenchmarkMultiExpG1Reference times gnark-crypto's
+// MultiExp on the same inputs on the host's cores. The two in one run
+// give BENCHMARKS.md's "× gnark-crypto" ratios:
+//
+//	PERFBOT_BENCH_MAXLOG=24 go test -run '^$' -bench 'MultiExpG[12]' -benchtime 3x ./prover/gpu
+//
+// PERFBOT_BENCH_MAXLOG (default 20) is the largest size: 2^20, 2^22, …
+func BenchmarkMultiExpG1(b *testing.B) {
 	e := engine(b)
-	for _, logN := range []int{16, 20} {
-		p, s := randomPoints(b, 1<<logN), randomScalars(b, 1<<logN)
-		b.Run(fmt.Sprintf("n=2^%d", logN), func(b *testing.B) {
+	for _, logN := range benchSizes(b) {
+		p, s := g1BenchInputs(b, logN)
+		b.Run(fmt.Sprintf("points=2^%d/kept=false", logN), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := e.MultiExpG1(p, s); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+		e.KeepG1(p)
+		b.Run(fmt.Sprintf("points=2^%d/kept=true", logN), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.MultiExpG1(p, s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, st := range e.TakeSteps() {
+			b.Logf("2^%d steps (all runs): %s %.1f ms", logN, st.Name, st.Seconds*1e3)
+		}
 	}
+}
+
+func BenchmarkMultiExpG1Reference(b *testing.B) {
+	for _, logN := range benchSizes(b) {
+		p, s := g1BenchInputs(b, logN)
+		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				refMSM(b, p, s)
+			}
+		})
+	}
+}
+
+// benchScalars returns n distinct random scalars: 2^16 fresh ones, then
+// each the one 2^16 before times a constant (fresh ones cost the host
+// seconds a million).
+func benchScalars(b *testing.B, n int) []fr.Element {
+	s := randomScalars(b, min(n, 1<<16))
+	s = append(s, make([]fr.Element, n-len(s))...)
+	var c fr.Element
+	c.SetUint64(0x9e3779b97f4a7c15)
+	for i := 1 << 16; i < n; i++ {
+		s[i].Mul(&s[i-1<<16], &c)
+	}
+	return s
 }
 
 // g2BenchInputs returns 2^logN G2 points and scalars for the timing pair
@@ -640,23 +697,16 @@ func g2BenchInputs(b *testing.B, logN int) ([]bls12381.G2Affine, []fr.Element) {
 	for i := range p {
 		p[i] = base[i%len(base)]
 	}
-	s := randomScalars(b, min(n, 1<<16))
-	s = append(s, make([]fr.Element, n-len(s))...)
-	var c fr.Element
-	c.SetUint64(0x9e3779b97f4a7c15)
-	for i := 1 << 16; i < n; i++ {
-		s[i].Mul(&s[i-1<<16], &c)
-	}
-	return p, s
+	return p, benchScalars(b, n)
 }
 
 // BenchmarkMultiExpG2 times the G2 MSM on the device (points copied for
 // each call, as MultiExpG2 does for points not kept, and kept);
-// BenchmarkMultiExpG2Reference times gnark-crypto's on the host's cores.
-// PERFBOT_BENCH_G2_MAXLOG (default 20) caps the sizes: 24 adds 2^24.
+// BenchmarkMultiExpG2Reference times gnark-crypto's on the host's cores;
+// sizes as BenchmarkMultiExpG1's.
 func BenchmarkMultiExpG2(b *testing.B) {
 	e := engine(b)
-	for _, logN := range g2BenchSizes() {
+	for _, logN := range benchSizes(b) {
 		p, s := g2BenchInputs(b, logN)
 		b.Run(fmt.Sprintf("points=2^%d/kept=false", logN), func(b *testing.B) {
 			for b.Loop() {
@@ -682,7 +732,7 @@ func BenchmarkMultiExpG2(b *testing.B) {
 }
 
 func BenchmarkMultiExpG2Reference(b *testing.B) {
-	for _, logN := range g2BenchSizes() {
+	for _, logN := range benchSizes(b) {
 		p, s := g2BenchInputs(b, logN)
 		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
@@ -692,9 +742,19 @@ func BenchmarkMultiExpG2Reference(b *testing.B) {
 	}
 }
 
-func g2BenchSizes() []int {
-	if os.Getenv("PERFBOT_BENCH_G2_MAXLOG") == "24" {
-		return []int{20, 24}
+// benchSizes reads PERFBOT_BENCH_MAXLOG: 2^20 up to 2^max in steps of 4×.
+func benchSizes(b *testing.B) []int {
+	max := 20
+	if v := os.Getenv("PERFBOT_BENCH_MAXLOG"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 20 || n > 26 {
+			b.Fatalf("PERFBOT_BENCH_MAXLOG=%q: want a whole number from 20 to 26", v)
+		}
+		max = n
 	}
-	return []int{20}
+	var sizes []int
+	for l := 20; l <= max; l += 2 {
+		sizes = append(sizes, l)
+	}
+	return sizes
 }

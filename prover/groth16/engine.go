@@ -65,6 +65,12 @@ type Keeper interface {
 	KeepG1(points []bls12381.G1Affine)
 }
 
+// A KeeperG2 is a Keeper for the G2 MSM's points (the B query's G2
+// part), used when the engine also offloads G2 (OffloadsG2).
+type KeeperG2 interface {
+	KeepG2(points []bls12381.G2Affine)
+}
+
 // offloads reports whether e is an Offloader that offloads.
 func offloads(e Engine) bool {
 	o, ok := e.(Offloader)

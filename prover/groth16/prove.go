@@ -50,7 +50,7 @@ type ProveOptions struct {
 	Phase  PhaseFunc // nil: run each phase directly
 	Engine Engine    // nil: CPU{}
 	// Beside, when set, runs msm_b2 when it runs beside the G1 MSMs (an
-	// offloading engine): it must call run exactly once, on the goroutine
+	// engine that offloads G1 but not G2): it must call run exactly once, on the goroutine
 	// it is called on (labelled phase=msm_b2), and may measure it. It
 	// returns before the wait phase (PhaseMSMB2Wait) does. Phase is not
 	// called for it: its time overlaps msm_a … msm_h.
@@ -121,7 +121,15 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	// scalars are gathered, runs through opts.Beside, which may measure
 	// it, and the proof waits for it after msm_h in phase msm_b2_wait. Its
 	// CPU samples carry the label phase=msm_b2 (prover.Run's label key).
+	//
+	// An engine that runs the G2 MSM on its device too (OffloadsG2) gets
+	// msm_b2 in its turn, between msm_b1 and msm_l, on the proof's own
+	// thread of control: the device runs one MSM at a time, so beside
+	// would only queue it behind the G1 MSMs and charge its device steps
+	// to whichever phase came next.
 	off := offloads(eng)
+	offG2 := off && offloadsG2(eng)
+	beside := off && !offG2
 	plainG1 := opts.plainMSM || off
 	// msmKey is msmG1 on a query of pk, which an offloading Keeper keeps
 	// on its device for this proof and the next ones.
@@ -132,6 +140,7 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 		}
 		return msmG1(eng, points, scalars, plainG1)
 	}
+	keeperG2, _ := eng.(KeeperG2)
 	var (
 		b2done    = make(chan struct{})
 		b2err     error
@@ -144,8 +153,13 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 	}()
 	runB2 := func() {
 		defer close(b2done)
-		work := func() { msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM) }
-		if off && opts.Beside != nil {
+		work := func() {
+			if offG2 && keeperG2 != nil {
+				keeperG2.KeepG2(pk.B2)
+			}
+			msmB2, st.B2, b2err = msmG2(eng, pk.B2, bScalars, opts.plainMSM)
+		}
+		if beside && opts.Beside != nil {
 			opts.Beside(PhaseMSMB2, work)
 			return
 		}
@@ -164,7 +178,7 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			// done by then (a meter charges what the host does beside the
 			// G1 MSMs to msm_b2).
 			aScalars := gather(pk.ADensity, inputs, aux, len(pk.A))
-			if off {
+			if beside {
 				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
 				b2started = true
 				go pprof.Do(ctx, pprof.Labels("phase", PhaseMSMB2), func(context.Context) { runB2() })
@@ -173,14 +187,14 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return err
 		}},
 		{PhaseMSMB1, func() (err error) {
-			if !off {
+			if !beside {
 				bScalars = gather(pk.BDensity, inputs, aux, len(pk.B1))
 			}
 			msmB1, st.B1, err = msmKey(pk.B1, bScalars)
 			return err
 		}},
 		{PhaseMSMB2, func() error {
-			if !off {
+			if !beside {
 				b2started = true
 				runB2()
 			}
@@ -202,7 +216,7 @@ func Prove(ctx context.Context, pk *ProvingKey, cs *r1cs.System, r, s fr.Element
 			return nil
 		}},
 	}
-	if off { // msm_b2's wait (index 3) comes after msm_l and msm_h
+	if beside { // msm_b2's wait (index 3) comes after msm_l and msm_h
 		steps[3].name = PhaseMSMB2Wait
 		steps[3], steps[4], steps[5] = steps[4], steps[5], steps[3]
 	}
