@@ -120,12 +120,12 @@ func Shape(cs *r1cs.System) ShapeDigest {
 			for i := 0; i < cs.NumConstraints(); i++ {
 				row := m.Row(i)
 				buf = binary.BigEndian.AppendUint32(buf, uint32(len(row)))
-				for k := range row {
+				for _, e := range row {
 					if len(buf)+40 > cap(buf) {
 						flush()
 					}
-					buf = binary.BigEndian.AppendUint32(buf, uint32(row[k].Var))
-					b := row[k].Coeff.Bytes()
+					buf = binary.BigEndian.AppendUint32(buf, uint32(e.Var))
+					b := m.Coeff(e).Bytes()
 					buf = append(buf, b[:]...)
 				}
 				if len(buf)+8 > cap(buf) {

@@ -216,9 +216,13 @@ func randomScalar(rng io.Reader) (fr.Element, error) {
 
 // randomPointsG1 returns n random-looking G1 points cheaply: each worker
 // starts from its own random point P and walks P, P+R, P+2R, … with mixed
-// additions in Jacobian coordinates, and one batch normalisation converts
-// them all. The points are distinct and not at infinity (with overwhelming
-// probability), which is all a timing run needs.
+// additions in Jacobian coordinates, converted to affine by batch
+// normalisation a chunk (walkChunk points) at a time, so that the walk
+// never holds more than a chunk per worker in Jacobian coordinates (at
+// 2^24 constraints, about 67 M points: 9.7 GB of Jacobian points were
+// held at once before, beside the 6.4 GB of affine ones). The points are
+// distinct and not at infinity (with overwhelming probability), which is
+// all a timing run needs.
 func randomPointsG1(rng io.Reader, n int) ([]bls12381.G1Affine, error) {
 	if n == 0 {
 		return nil, nil
@@ -228,20 +232,29 @@ func randomPointsG1(rng io.Reader, n int) ([]bls12381.G1Affine, error) {
 	if err != nil {
 		return nil, err
 	}
-	jac := make([]bls12381.G1Jac, n)
+	out := make([]bls12381.G1Affine, n)
 	parallel.Execute(workers, func(lo, hi int) {
+		jac := make([]bls12381.G1Jac, 0, walkChunk)
 		for k := lo; k < hi; k++ {
 			from, to := k*n/workers, (k+1)*n/workers
 			var p bls12381.G1Jac
 			p.FromAffine(&starts[k])
-			for i := from; i < to; i++ {
-				jac[i] = p
-				p.AddMixed(&step)
+			for i := from; i < to; i += walkChunk {
+				jac = jac[:0]
+				for range min(walkChunk, to-i) {
+					jac = append(jac, p)
+					p.AddMixed(&step)
+				}
+				copy(out[i:], bls12381.BatchJacobianToAffineG1(jac))
 			}
 		}
 	})
-	return bls12381.BatchJacobianToAffineG1(jac), nil
+	return out, nil
 }
+
+// walkChunk is how many points of a random walk are converted to affine
+// at a time (one inversion each chunk: 1 in 4,096 is noise).
+const walkChunk = 4096
 
 func randomBasesG1(rng io.Reader, k int) ([]bls12381.G1Affine, bls12381.G1Affine, error) {
 	scalars := make([]fr.Element, k+1)
@@ -274,17 +287,22 @@ func randomPointsG2(rng io.Reader, n int) ([]bls12381.G2Affine, error) {
 	_, _, _, g2 := bls12381.Generators()
 	bases := bls12381.BatchScalarMultiplicationG2(&g2, scalars)
 	step := bases[workers]
-	jac := make([]bls12381.G2Jac, n)
+	out := make([]bls12381.G2Affine, n)
 	parallel.Execute(workers, func(lo, hi int) {
+		jac := make([]bls12381.G2Jac, 0, walkChunk)
 		for k := lo; k < hi; k++ {
 			from, to := k*n/workers, (k+1)*n/workers
 			var p bls12381.G2Jac
 			p.FromAffine(&bases[k])
-			for i := from; i < to; i++ {
-				jac[i] = p
-				p.AddMixed(&step)
+			for i := from; i < to; i += walkChunk {
+				jac = jac[:0]
+				for range min(walkChunk, to-i) {
+					jac = append(jac, p)
+					p.AddMixed(&step)
+				}
+				copy(out[i:], batchJacobianToAffineG2(jac))
 			}
 		}
 	})
-	return batchJacobianToAffineG2(jac), nil
+	return out, nil
 }

@@ -262,13 +262,13 @@ func scatter(mat *r1cs.Matrix, rows, ni, na int, lag, dst []fr.Element) error {
 				}
 				j += ni
 			}
-			switch term.Kind {
+			switch mat.Kind(term) {
 			case r1cs.CoeffOne:
 				dst[j].Add(&dst[j], li)
 			case r1cs.CoeffMinusOne:
 				dst[j].Sub(&dst[j], li)
 			default:
-				t.Mul(&term.Coeff, li)
+				t.Mul(mat.Coeff(term), li)
 				dst[j].Add(&dst[j], &t)
 			}
 		}

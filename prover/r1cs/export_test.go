@@ -37,8 +37,9 @@ func SameSystem(x, y *System) error {
 		if !slices.Equal(m.x.RowStart, m.y.RowStart) {
 			return fmt.Errorf("matrix %s: rows differ", m.name)
 		}
-		if i := firstDiff(m.x.Terms, m.y.Terms); i >= 0 {
-			return fmt.Errorf("matrix %s: term %d differs: %+v vs %+v", m.name, i, m.x.Terms[i], m.y.Terms[i])
+		tx, ty := allTerms(m.x), allTerms(m.y)
+		if i := firstDiff(tx, ty); i >= 0 {
+			return fmt.Errorf("matrix %s: term %d differs: %+v vs %+v", m.name, i, tx[i], ty[i])
 		}
 	}
 	if (x.unsat == nil) != (y.unsat == nil) || x.unsat != nil && *x.unsat != *y.unsat {
@@ -57,4 +58,18 @@ func firstDiff[T comparable](x, y []T) int {
 		}
 	}
 	return -1
+}
+
+// allTerms returns m's entries as Terms, row after row.
+func allTerms(m *Matrix) []Term {
+	ts := make([]Term, len(m.Entries))
+	for i, e := range m.Entries {
+		ts[i] = m.Term(e)
+	}
+	return ts
+}
+
+// rowTerms returns row i of m as Terms.
+func rowTerms(m *Matrix, i int) []Term {
+	return allTerms(&Matrix{Entries: m.Row(i), coeffs: m.coeffs})
 }

@@ -254,9 +254,9 @@ func TestProveEvaluationsMatchSetupMatrices(t *testing.T) {
 					row  []Term
 					want fr.Element
 				}{
-					{"A", ea[i], ma.Row(i), wantA[i]},
-					{"B", eb[i], mb.Row(i), wantB[i]},
-					{"C", ec[i], mc.Row(i), wantC[i]},
+					{"A", ea[i], rowTerms(ma, i), wantA[i]},
+					{"B", eb[i], rowTerms(mb, i), wantB[i]},
+					{"C", ec[i], rowTerms(mc, i), wantC[i]},
 				} {
 					row := naiveEval(x.row, &w)
 					if !x.eval.Equal(&x.want) || !row.Equal(&x.want) {
@@ -265,7 +265,7 @@ func TestProveEvaluationsMatchSetupMatrices(t *testing.T) {
 					}
 				}
 			}
-			if ma.NumEntries() != len(ma.Terms) || len(ma.RowStart) != n+1 {
+			if ma.NumEntries() != len(ma.Entries) || len(ma.RowStart) != n+1 {
 				t.Fatalf("matrix A: %d entries, %d row starts", ma.NumEntries(), len(ma.RowStart))
 			}
 		}
