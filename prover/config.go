@@ -55,6 +55,10 @@ type Config struct {
 	// proof; 0 means runtime.GOMAXPROCS(0), all the CPUs the process may
 	// use.
 	Threads int
+	// Pipeline proves the Count measured proofs in a pipeline: the
+	// synthesis of proof n+1 runs while proof n is proved (see
+	// pipeline.go). It needs Count ≥ 2 and Phases "all".
+	Pipeline bool
 
 	Logger *slog.Logger // progress and warnings; nil discards them
 }
@@ -95,6 +99,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Warmup < 0 {
 		return fmt.Errorf("warmup %d: give 0 or more warm-up proofs", c.Warmup)
+	}
+	if c.Pipeline && c.Count < 2 {
+		return fmt.Errorf("--pipeline with count %d: a pipeline needs at least 2 proofs (the synthesis of one overlaps the proving of the one before); give --count 2 or more", c.Count)
+	}
+	if c.Pipeline && c.Phases == PhaseSynthesis {
+		return errors.New("--pipeline with --phases synthesis: with synthesis alone there is nothing for it to overlap; use --phases all or drop --pipeline")
 	}
 	if c.Verify && c.SRS == "random" {
 		return errors.New("--verify with --srs random: proofs made with random keys cannot verify; use --srs setup")

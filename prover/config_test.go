@@ -72,6 +72,11 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 			t.Errorf("counters %q rejected: %v", mode, err)
 		}
 	}
+	pipelined := good
+	pipelined.Pipeline, pipelined.Count = true, 2
+	if err := pipelined.Validate(); err != nil {
+		t.Errorf("a pipeline of 2 proofs rejected: %v", err)
+	}
 	for _, threads := range []int{0, 1, 64} {
 		c := good
 		c.Threads = threads
@@ -94,6 +99,8 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 		{func(c *Config) { c.Warmup = -1 }, "0 or more"},
 		{func(c *Config) { c.Constraints = MaxConstraints + 1 }, "out of range"},
 		{func(c *Config) { c.SRS = "random"; c.Verify = true }, "cannot verify"},
+		{func(c *Config) { c.Pipeline = true }, "a pipeline needs at least 2 proofs"},
+		{func(c *Config) { c.Pipeline, c.Count, c.Phases = true, 4, "synthesis" }, "--pipeline with --phases synthesis"},
 	}
 	for _, tc := range cases {
 		c := good

@@ -66,6 +66,36 @@ func BenchName(circuit string, constraints int, backend, phase string) string {
 	return fmt.Sprintf("Prove/circuit=%s/constraints=%d/backend=%s/phase=%s", circuit, constraints, backend, phase)
 }
 
+// PipelineName returns the benchmark name of a pipelined run's throughput,
+// without the "Benchmark" prefix:
+// Prove/circuit=C/constraints=N/backend=B/pipeline=K, K the proofs in the
+// pipeline (a pipeline's fill and drain weigh less the longer it is, so
+// runs of different lengths are different benchmarks). It has no phase=
+// part: it is not a phase inside total, and perfbot compare keeps it out
+// of total's attribution as a benchmark of its own.
+func PipelineName(circuit string, constraints int, backend string, proofs int) string {
+	return fmt.Sprintf("Prove/circuit=%s/constraints=%d/backend=%s/pipeline=%d", circuit, constraints, backend, proofs)
+}
+
+// WritePipeline writes a pipelined run's throughput as one benchmark
+// line, after its proofs' lines:
+//
+//	BenchmarkProve/circuit=sha256/constraints=65536/backend=cpu/pipeline=4 4 812000000 ns/op 1.23 proofs/s 2.1e+09 peak-rss-B/op …
+//
+// The iterations are the K proofs and ns/op the pipeline's wall time over
+// K, so that benchstat's sec/op is the time per proof; then t's metrics.
+func WritePipeline(w io.Writer, circuit string, constraints int, backend string, t Throughput) error {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Benchmark%s %d %d ns/op", PipelineName(circuit, constraints, backend, t.Proofs), t.Proofs,
+		t.Wall.Nanoseconds()/int64(max(t.Proofs, 1)))
+	for _, x := range t.Metrics {
+		sb.WriteString(" " + formatValue(x.Value) + " " + x.Unit)
+	}
+	sb.WriteByte('\n')
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
 // WriteProof writes proof index's lines: one benchmark line per
 // measurement (iterations 1, ns/op, then the measurement's extra metrics),
 // then one span line per measurement (see WriteSpans).
@@ -100,7 +130,9 @@ func WriteProof(w io.Writer, circuit string, constraints int, backend string, in
 //
 // lane is absent for the proof's own thread of control (one phase after
 // another) and names the worker of a phase that ran beside it; waits names
-// the phase a wait stood still for. Go benchmark format ignores the lines
+// the phase a wait stood still for. In a pipelined run synthesis is on
+// lane host: it ran beside the previous proof, and the proof's own thread
+// of control took the witness from there (see runPipeline). Go benchmark format ignores the lines
 // (they are neither results nor configuration), so benchstat reads the
 // output unchanged; perfbot's runner keeps them with the run, and
 // analysis builds each proof's critical path from them.

@@ -97,6 +97,11 @@ type meter struct {
 	// perfbotSpanEnd (see spans.go): in measured proofs, not warm-ups.
 	marking bool
 	beside  *besideSpan // the current proof's, under mu; nil before it starts
+	// shared says that the phases being measured overlap other proofs'
+	// (a pipelined run): no process-wide reading is then one phase's
+	// own, so counts gives none, and a phase carries its time and its
+	// own sizes only. Set before the phases start, read after.
+	shared bool
 }
 
 // A besideSpan is work beside the proof's phases and the readings at its
@@ -283,8 +288,18 @@ func (m *meter) diff(name string, before, after *reading) Measurement {
 }
 
 // counts returns the counters from before to after: B/op, allocs/op,
-// page-faults/op, then the perf counters that counted.
+// page-faults/op, then the perf counters that counted; none when m is
+// shared.
 func (m *meter) counts(name string, before, after *reading) []Metric {
+	if m.shared {
+		return nil
+	}
+	return m.process(name, before, after)
+}
+
+// process returns what the whole process counted from before to after,
+// whatever ran meanwhile: counts' units.
+func (m *meter) process(name string, before, after *reading) []Metric {
 	ms := []Metric{
 		{float64(after.allocBytes - before.allocBytes), "B/op"},
 		{float64(after.allocObjs - before.allocObjs), "allocs/op"},

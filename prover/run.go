@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,7 +48,8 @@ type Sink interface {
 // A Server is a Sink that serves runs one at a time, in one process
 // (perfbot's resident protocol, runner/execute): Run prepares the keys
 // and the backend and runs the warm-ups once, calls Ready, and then, for
-// every Next that returns true, Start and cfg.Count proofs, then Done
+// every Next that returns true, Start and cfg.Count proofs (with
+// cfg.Pipeline, one pipeline and its Throughput per run), then Done
 // with the run's error. A run that fails is reported to Done, and the
 // next one is served; Next's error or false ends Run.
 type Server interface {
@@ -61,6 +65,9 @@ var ErrProofInvalid = errors.New("proof did not verify")
 // Run builds the configured circuit and its keys, then runs cfg.Warmup
 // proofs it does not report and cfg.Count proofs it hands to sink, each
 // phase measured on its own. With Phases "synthesis" only synthesis runs.
+// With cfg.Pipeline the warm-ups run one after another as always and the
+// measured proofs in a pipeline (runPipeline), whose Throughput goes to a
+// PipelineSink after the last proof.
 func Run(ctx context.Context, cfg Config, sink Sink) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -134,27 +141,49 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 	}
 	shape = nil // the matrices are not needed from here on
 
-	// proofs runs warm warm-ups and then count measured proofs.
+	// report hands measured proof i (from 0) of count to the sink.
+	report := func(i, count int, res ProofResult) error {
+		res.Index = i
+		total := res.Measurements[len(res.Measurements)-1].Elapsed
+		log.Info("proof", "n", i+1, "of", count, "total", total.Round(time.Millisecond))
+		return sink.Proof(res)
+	}
+	// proofs runs warm warm-ups, one after another, and then count
+	// measured proofs, pipelined with cfg.Pipeline.
 	proofs := func(warm, count int) error {
-		for i := range warm + count {
-			warming := i < warm
-			m.marking = !warming
+		m.marking = false
+		for i := range warm {
 			res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
 			if err != nil {
 				return fmt.Errorf("proof %d: %w", i+1, err)
 			}
 			total := res.Measurements[len(res.Measurements)-1].Elapsed
-			if warming {
-				log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
-				continue
+			log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
+		}
+		if cfg.Pipeline && count > 0 {
+			return runPipeline(ctx, m, log, sink, count, warm+1,
+				func(ctx context.Context) (witness, error) { return synthesize(ctx, m, cfg, circ, hint) },
+				func(ctx context.Context, w witness) (ProofResult, error) {
+					return prove(ctx, m, cfg, circ, keys, rng, eng, w)
+				},
+				func(i int, res ProofResult) error { return report(i, count, res) })
+		}
+		m.marking = true
+		for i := range count {
+			res, err := proveOnce(ctx, m, cfg, circ, keys, hint, rng, eng)
+			if err != nil {
+				return fmt.Errorf("proof %d: %w", warm+i+1, err)
 			}
-			res.Index = i - warm
-			log.Info("proof", "n", res.Index+1, "of", count, "total", total.Round(time.Millisecond))
-			if err := sink.Proof(res); err != nil {
+			if err := report(i, count, res); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if cfg.Pipeline {
+		log.Info("pipeline: phase lines carry time and sizes only",
+			"reason", "the phases of two proofs overlap and the process's counters (B/op, allocs, page faults, perf counters) cannot be split between them; "+
+				"they go on the pipeline line, per proof over the whole pipeline")
 	}
 	srv, resident := sink.(Server)
 	if !resident {
@@ -222,9 +251,32 @@ func openBackend(cfg Config, log *slog.Logger) (string, groth16.Engine, error) {
 // ErrBackend wraps why --backend gpu cannot run.
 var ErrBackend = errors.New("--backend gpu cannot run")
 
-// peakRSS returns the process's peak resident set size in bytes (Linux
-// reports ru_maxrss in KiB), or 0 when it cannot be read.
+// PeakRSSUnit is the unit of the process's peak resident set size so
+// far, in bytes, on each proof's total line and on the pipeline line: the
+// high-water mark of the whole process up to then (keys, warm-ups and
+// earlier proofs included; in a resident process, earlier runs too). It
+// is not perfbot compare's peak-rss-B/run, which the runner measures
+// per process from outside, on the process benchmark.
+const PeakRSSUnit = "peak-rss-B/op"
+
+// peakRSS returns the process's peak resident set size so far in bytes,
+// or 0 when it cannot be read: the high-water mark of its own memory
+// (VmHWM), not getrusage's ru_maxrss where /proc can be read. A process
+// that os/exec starts (with vfork) has its parent's peak at exec folded
+// into its ru_maxrss (runner/execute/rss.go), so under perfbot compare
+// ru_maxrss could be the runner's. Without /proc, ru_maxrss (KiB on
+// Linux).
 func peakRSS() int64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				if err == nil {
+					return kib << 10
+				}
+			}
+		}
+	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -262,10 +314,27 @@ func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) 
 // proveOnce synthesizes the witness and, for a full proof, proves it; each
 // phase is measured, and total covers everything.
 func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, hint r1cs.Sizes, rng *rand.Rand, eng groth16.Engine) (ProofResult, error) {
-	var res ProofResult
-	start := m.begin()
-	m.markBegin()
+	w, err := synthesize(ctx, m, cfg, circ, hint)
+	if err != nil {
+		return ProofResult{}, err
+	}
+	return prove(ctx, m, cfg, circ, keys, rng, eng, w)
+}
 
+// A witness is a proof's synthesized constraint system, ready to prove,
+// with its synthesis measured and the reading its total starts from.
+type witness struct {
+	cs    *r1cs.System
+	synth Measurement
+	start reading // just before synthesis: the start of total
+}
+
+// synthesize starts a proof's total and measures its synthesis: the
+// first half of proveOnce. It reads nothing but circ, hint and cfg, so it
+// may run beside prove.
+func synthesize(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, hint r1cs.Sizes) (witness, error) {
+	w := witness{start: m.begin()}
+	m.markBegin()
 	var cs *r1cs.System
 	synth, err := m.run(ctx, PhaseSynthesis, func() error {
 		cs = r1cs.NewSystem(r1cs.Prove, hint)
@@ -276,14 +345,21 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 		return cs.Err()
 	})
 	if err != nil {
-		return res, err
+		return witness{}, err
 	}
 	n := float64(cs.NumConstraints())
 	synth.Metrics = append(synth.Metrics,
 		Metric{n, "constraints/op"},
 		Metric{n / synth.Elapsed.Seconds(), "constraints/s"})
-	res.Measurements = append(res.Measurements, synth)
+	w.cs, w.synth = cs, synth
+	return w, nil
+}
 
+// prove proves w when there are keys (a full proof) and ends its total:
+// the second half of proveOnce. The total line carries the process's peak
+// RSS so far; --verify's check comes after the total.
+func prove(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, rng *rand.Rand, eng groth16.Engine, w witness) (ProofResult, error) {
+	res := ProofResult{Measurements: []Measurement{w.synth}}
 	var proof *groth16.Proof
 	if keys != nil {
 		r, s, err := groth16.NewBlinding(cryptoReader{rng})
@@ -335,7 +411,7 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 				return nil
 			},
 		}
-		p, stats, err := groth16.Prove(ctx, keys.pk, cs, r, s, opts)
+		p, stats, err := groth16.Prove(ctx, keys.pk, w.cs, r, s, opts)
 		if err != nil {
 			return res, err
 		}
@@ -344,7 +420,10 @@ func proveOnce(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Ch
 	}
 	m.markEnd()
 	end := m.end()
-	total := m.diff(PhaseTotal, &start, &end)
+	total := m.diff(PhaseTotal, &w.start, &end)
+	if rss := peakRSS(); rss > 0 {
+		total.Metrics = append(total.Metrics, Metric{float64(rss), PeakRSSUnit})
+	}
 	res.Measurements = append(res.Measurements, total)
 
 	if cfg.Verify && proof != nil {

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
@@ -349,6 +351,43 @@ func TestOutFileIsWrittenWhole(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+// TestOutToAPipeWritesIntoIt: --out naming a FIFO (or /dev/null) writes
+// into it and leaves it what it was; renaming a temporary file over it
+// would have replaced it with a regular file (as once happened to
+// /dev/null).
+func TestOutToAPipeWritesIntoIt(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lines.fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	read := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(path) // blocks until prove opens it for writing
+		read <- b
+	}()
+	_, errOut, code := perfbot(t, "prove", "--phases", "synthesis", "--constraints", "1", "--warmup", "0", "--out", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("after prove --out, %s is %v (%v); want the FIFO still", path, fi.Mode(), err)
+	}
+	select {
+	case b := <-read:
+		if !strings.Contains(string(b), "/phase=synthesis ") {
+			t.Errorf("read from the FIFO:\n%s", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing was written into the FIFO")
+	}
+	fi, err = os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("after prove --out, %s is %v (%v); want the FIFO still", path, fi.Mode(), err)
 	}
 }
 

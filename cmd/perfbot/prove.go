@@ -69,12 +69,34 @@ in one build.
 --threads N synthesizes on N goroutines (default: all CPUs), each taking
 whole SHA-256 blocks: the witness and the proof are the same for every N,
 only the synthesis time differs. --threads 1 is the sequential synthesis,
-the one-core rate (perfbot prove --phases synthesis --threads 1).`,
+the one-core rate (perfbot prove --phases synthesis --threads 1).
+
+The total line of each proof also carries peak-rss-B/op: the process's peak
+resident set size so far (VmHWM), in bytes.
+
+--pipeline proves the --count proofs (at least 2; not with --phases
+synthesis) in a pipeline: the synthesis of proof n+1 runs while proof n is
+proved, and at most two constraint systems are alive at once (the one being
+proved and the next). Warm-ups run one after another first. Each proof
+prints its lines under the same names; its synthesis span is on lane host,
+and its total runs from the start of its synthesis to the end of its
+assemble, the time its witness waited for the previous proof included. As
+the phases of two proofs overlap, phase lines carry time and sizes only:
+the process-wide counters (B/op, allocs/op, page-faults/op, the perf
+counters) could not be split between them. After the proofs one line gives
+the pipeline's throughput:
+
+  BenchmarkProve/circuit=sha256/constraints=65536/backend=cpu/pipeline=4 4 812000000 ns/op 1.23 proofs/s 2.1e+09 peak-rss-B/op ...
+
+K iterations (the proofs), the wall time per proof, proofs per second, the
+peak RSS, then the process's counters over the whole pipeline per proof.
+--verify verifies every proof, between proofs, inside the wall time.`,
 		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
   perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
   perfbot prove --constraints 65536 --phases synthesis --count 20
   perfbot prove --phases synthesis --count 10 --lc-storage inline
-  perfbot prove --constraints 2^20 --phases synthesis --threads 1`,
+  perfbot prove --constraints 2^20 --phases synthesis --threads 1
+  perfbot prove --constraints 2^18 --srs random --pipeline --count 8`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n, err := prover.ParseConstraints(constraints)
@@ -118,6 +140,7 @@ the one-core rate (perfbot prove --phases synthesis --threads 1).`,
 		"where synthesis keeps linear-combination terms: heap (a reused slice) or inline (%d terms in the constraint system; longer combinations spill to the heap)",
 		r1cs.InlineTerms))
 	f.IntVar(&cfg.Threads, "threads", 0, "goroutines synthesis runs on (default: all CPUs, GOMAXPROCS); 1 is the sequential synthesis, the one-core benchmark of --phases synthesis")
+	f.BoolVar(&cfg.Pipeline, "pipeline", false, "prove the --count proofs (2 or more) in a pipeline, the synthesis of each beside the proving of the one before; then print the throughput (see above)")
 	f.StringVar(&cfg.KeyDir, "key-dir", os.Getenv("PERFBOT_KEY_DIR"), "key cache directory (default: the user cache directory's perfbot/keys; env PERFBOT_KEY_DIR)")
 	f.StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile (pprof, samples labelled phase=…) to `FILE`")
 	f.StringVar(&memprofile, "memprofile", "", fmt.Sprintf(
@@ -243,6 +266,11 @@ func (s *benchSink) Proof(p prover.ProofResult) error {
 	return prover.WriteProof(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, p.Index, p.Measurements)
 }
 
+// Pipeline prints a pipelined run's throughput line.
+func (s *benchSink) Pipeline(t prover.Throughput) error {
+	return prover.WritePipeline(s.w, s.cfg.Circuit, s.cfg.Constraints, s.run.Backend, t)
+}
+
 // residentSink serves perfbot's resident protocol (runner/execute): it
 // says "#perfbot ready" once the keys and the backend are ready, then
 // proves a run for every "run" line on stdin ("run cpuprofile=PATH"
@@ -312,12 +340,24 @@ const proveGCPercent = 25
 
 // atomicFile is written under a temporary name and renamed into place only
 // when the command succeeds, so --out never leaves a half-written file.
+// A path that names something other than a regular file (--out
+// /dev/null, a FIFO) is written in place: renaming a file over it would
+// replace the device or pipe with a regular file.
 type atomicFile struct {
 	*os.File
-	path string
+	path    string
+	inPlace bool
 }
 
 func createAtomic(path string) (*atomicFile, func() error, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open output %s: %w", path, err)
+		}
+		a := &atomicFile{File: f, path: path, inPlace: true}
+		return a, a.Close, nil
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, nil, fmt.Errorf("create output file: %w", err)
@@ -343,5 +383,8 @@ func createAtomic(path string) (*atomicFile, func() error, error) {
 
 func (a *atomicFile) abort() {
 	a.Close()
+	if a.inPlace {
+		return
+	}
 	os.Remove(a.Name())
 }
