@@ -19,7 +19,8 @@ BENCHOUT  ?= $(BUILD)/bench
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -std=c++17 -arch=$(CUDA_ARCH) -lineinfo
-CUDA_SRC  := $(wildcard cuda/*.cuh cuda/*.h)
+# ref_affine.h is the self-test's alone: editing it rebuilds the self-test, not the library.
+CUDA_SRC  := $(filter-out cuda/ref_affine.h,$(wildcard cuda/*.cuh cuda/*.h))
 
 all: build
 
@@ -55,8 +56,11 @@ test: cuda-host-check
 # its shared-memory swizzle against bank conflicts, run by g++ on the very
 # code the kernel runs; Fp2 and the G2 formulas (fp2.cuh, curve.cuh) against
 # gnark-crypto's values (cuda/gen/testdata, kept equal to gnark-crypto by
-# prover/gpu's tests); the PTX product chains, emulated on integers; and
-# cuda/mont_ptx.cuh being what its generator writes.
+# prover/gpu's tests); the self-test's independent MSM reference (the
+# affine law of cuda/ref_affine.h) against the same G2 values, G1 values of
+# gnark-crypto's, the group order and curve.cuh's formulas; the PTX
+# product chains, emulated on integers; and cuda/mont_ptx.cuh being what
+# its generator writes.
 cuda-host-check:
 	@mkdir -p $(BUILD)
 	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_ntt_rounds cuda/gen/check_ntt_rounds.cpp
@@ -64,6 +68,8 @@ cuda-host-check:
 	@tail -1 $(BUILD)/check_ntt_rounds.txt
 	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_fp2 cuda/gen/check_fp2.cpp
 	$(BUILD)/check_fp2 cuda/gen/testdata/fp2_g2_vectors.txt
+	$(CXX) -O2 -std=c++17 -I cuda -o $(BUILD)/check_ref_affine cuda/gen/check_ref_affine.cpp
+	$(BUILD)/check_ref_affine cuda/gen/testdata/fp2_g2_vectors.txt
 	python3 cuda/gen/mont_ptx.py --check
 	python3 cuda/gen/mont_ptx.py | cmp -s - cuda/mont_ptx.cuh || { echo "cuda/mont_ptx.cuh is stale: python3 cuda/gen/mont_ptx.py > cuda/mont_ptx.cuh"; exit 1; }
 
@@ -130,7 +136,7 @@ $(BUILD)/libperfbot_cuda.so: cuda/perfbot_cuda.cu $(CUDA_SRC)
 	$(NVCC) $(NVFLAGS) -shared -Xcompiler -fPIC -o $@ cuda/perfbot_cuda.cu
 
 # The self-test compiles beside the library (make -j) and links to it.
-$(BUILD)/selftest.o: cuda/selftest.cu $(CUDA_SRC)
+$(BUILD)/selftest.o: cuda/selftest.cu cuda/ref_affine.h $(CUDA_SRC)
 	@mkdir -p $(BUILD)
 	$(NVCC) $(NVFLAGS) -c -o $@ cuda/selftest.cu
 

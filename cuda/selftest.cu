@@ -7,11 +7,30 @@
 //   perfbot_cuda_selftest check [msm]    correctness, exit 1 on a mismatch
 //                                        (msm: the field and the G1 and G2
 //                                        MSMs only, no copies or NTTs)
-//   perfbot_cuda_selftest bench [MAXLOG] timings, one table row per size
-//   perfbot_cuda_selftest bench-g2 [MAXLOG]  the G2 MSM's timings alone
+//   perfbot_cuda_selftest bench [MAXLOG] timings, one table row per size,
+//                                        each MSM's result checked (exit 1
+//                                        on a mismatch)
+//   perfbot_cuda_selftest bench-g2 [MAXLOG]  the G2 MSM's timings alone,
+//                                        checked likewise
+//   perfbot_cuda_selftest once msm|msm2|ntt LOG  one operation, for a profiler
+//
+// --seed N, anywhere on the line, seeds the random inputs; without it the
+// seed is drawn at start. Every mode prints it first, so a failure can be
+// rerun on the same inputs. Each section (the field, copies, NTTs, G1 MSM,
+// G2 MSM, each bench) draws from a stream of its own derived from the seed,
+// so `check msm --seed N` repeats the MSM inputs of `check --seed N`.
+//
+// The MSM references: ref_affine.h's affine group law with double-and-add,
+// which shares no formula with curve.cuh (the device's), for up to
+// kAffineTerms terms; above that curve.cuh's XYZZ double-and-add, itself
+// checked against the affine law on sampled terms; and, at every size, the
+// points' discrete logarithms: the test points are P_i = (a + i·b)·G for
+// random a, b known to the host, so Σ s_i·P_i = (Σ s_i·(a + i·b))·G, one
+// affine scalar multiplication after O(n) products in Fr.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +41,7 @@
 
 #include "curve.cuh"
 #include "perfbot_cuda.h"
+#include "ref_affine.h"
 
 using namespace pb;
 typedef XYZZ<HFp> HX;
@@ -29,8 +49,26 @@ typedef Affine<HFp> HA;
 typedef XYZZ<HFp2> HX2;
 typedef Affine<HFp2> HA2;
 
+typedef ref::Point<HFp> RP;
+typedef ref::Point<HFp2> RP2;
+
 static int failures = 0;
-static std::mt19937_64 rng(std::random_device{}());
+static uint64_t seed;     // printed first; --seed N sets it
+static std::mt19937_64 rng; // reseeded by use_stream at each section
+
+// use_stream reseeds rng for one section of the program (k names it), from
+// the run's seed: a section's inputs then depend on the seed alone, not on
+// which sections ran before it.
+static void use_stream(uint32_t k) {
+  std::seed_seq ss{(uint32_t)seed, (uint32_t)(seed >> 32), k};
+  rng.seed(ss);
+}
+
+// The affine reference costs an inversion an addition (tens of µs), so
+// whole MSMs go through it up to this many terms; larger ones are checked
+// by discrete logs and, on kSampleTerms sampled terms, against it.
+static const size_t kAffineTerms = 128;
+static const size_t kSampleTerms = 8;
 
 #define REQUIRE(call)                                                                   \
   do {                                                                                  \
@@ -60,6 +98,13 @@ static HFr rand_fr() {
     }
     if (borrow) return hfr_to_mont(x); // x − r borrowed: x < r
   }
+}
+
+// fr_of returns k as an element of Fr (Montgomery form).
+static HFr fr_of(uint64_t k) {
+  HFr x = HFr::zero();
+  x.v[0] = k;
+  return hfr_to_mont(x);
 }
 
 static HA generator() {
@@ -111,19 +156,6 @@ template <class HF> static XYZZ<HF> mul(const XYZZ<HF> &p, const HFr &s_mont) {
   return acc;
 }
 
-template <class HF> static bool same_point(const XYZZ<HF> &a, const XYZZ<HF> &b) {
-  if (a.is_inf() || b.is_inf()) return a.is_inf() && b.is_inf();
-  Affine<HF> x = a.to_affine(), y = b.to_affine();
-  return x.x == y.x && x.y == y.y;
-}
-
-template <class HF> static XYZZ<HF> from_jac(const Jacobian<HF> &j) {
-  if (j.z.is_zero()) return XYZZ<HF>::inf();
-  // x = X/Z², y = Y/Z³: XYZZ with ZZ = Z², ZZZ = Z³.
-  HF zz = j.z.sqr();
-  return XYZZ<HF>{j.x, j.y, zz, zz * j.z};
-}
-
 // P_i = S + i·H on the device, then affine (one inversion per point).
 template <class F> __global__ void gen_points(Affine<F> *out, uint64_t n, XYZZ<F> s, XYZZ<F> h) {
   uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -167,9 +199,17 @@ struct Gpu {
 };
 
 // make_points returns n points S + i·H of G1 (DF = DFp) or G2 (DFp2) for
-// random multiples S, H of the generator, made on the device.
-template <class DF, class HF> static std::vector<Affine<HF>> make_points_of(uint64_t n, const Affine<HF> &g) {
-  XYZZ<HF> s = mul(XYZZ<HF>::from_affine(g), rand_fr()), h = mul(XYZZ<HF>::from_affine(g), rand_fr());
+// S = a·G and H = b·G with random a, b, made on the device, and a and b
+// (when asked for): the i-th point's discrete logarithm is a + i·b. S and
+// H come from the affine reference, so the logs do not rest on curve.cuh.
+template <class DF, class HF>
+static std::vector<Affine<HF>> make_points_of(uint64_t n, const Affine<HF> &g, HFr *a_out, HFr *b_out) {
+  HFr a = rand_fr(), b = rand_fr();
+  if (a_out) *a_out = a;
+  if (b_out) *b_out = b;
+  ref::Point<HF> rg = ref::Point<HF>::from(g);
+  XYZZ<HF> s = XYZZ<HF>::from_affine(ref::mul(rg, a).template to_layout<Affine<HF>>()),
+           h = XYZZ<HF>::from_affine(ref::mul(rg, b).template to_layout<Affine<HF>>());
   Affine<DF> *d;
   if (cudaMalloc(&d, n * sizeof *d) != cudaSuccess) {
     fprintf(stderr, "make_points: cudaMalloc of %llu points failed\n", (unsigned long long)n);
@@ -189,8 +229,27 @@ template <class DF, class HF> static std::vector<Affine<HF>> make_points_of(uint
   cudaFree(d);
   return out;
 }
-static std::vector<HA> make_points(uint64_t n) { return make_points_of<DFp, HFp>(n, generator()); }
-static std::vector<HA2> make_points2(uint64_t n) { return make_points_of<DFp2, HFp2>(n, generator2()); }
+static std::vector<HA> make_points(uint64_t n, HFr *a = nullptr, HFr *b = nullptr) {
+  return make_points_of<DFp, HFp>(n, generator(), a, b);
+}
+static std::vector<HA2> make_points2(uint64_t n, HFr *a = nullptr, HFr *b = nullptr) {
+  return make_points_of<DFp2, HFp2>(n, generator2(), a, b);
+}
+
+// logs_of returns the discrete logs a + i·b of make_points' first n points.
+static std::vector<HFr> logs_of(size_t n, const HFr &a, const HFr &b) {
+  std::vector<HFr> l(n);
+  HFr x = a;
+  for (size_t i = 0; i < n; i++, x = x + b) l[i] = x;
+  return l;
+}
+
+// dot returns Σ s_i·l_i in Fr.
+static HFr dot(const std::vector<HFr> &s, const std::vector<HFr> &l) {
+  HFr acc = HFr::zero();
+  for (size_t i = 0; i < s.size() && i < l.size(); i++) acc = acc + s[i] * l[i];
+  return acc;
+}
 
 template <class HF> static XYZZ<HF> msm_ref(const std::vector<Affine<HF>> &p, const std::vector<HFr> &s) {
   XYZZ<HF> acc = XYZZ<HF>::inf();
@@ -198,24 +257,55 @@ template <class HF> static XYZZ<HF> msm_ref(const std::vector<Affine<HF>> &p, co
   return acc;
 }
 
-static HX msm_gpu(Gpu &g, const std::vector<HA> &p, const std::vector<HFr> &s, int c,
-                  perfbot_cuda_timings *t = nullptr) {
+// msm_want returns the host's Σ s_i·P_i for the checks of the MSM named
+// what: the affine reference's (ref_affine.h) up to kAffineTerms terms;
+// above, curve.cuh's XYZZ double-and-add (msm_ref), after checking it
+// against the affine reference on kSampleTerms terms spread over the input.
+// Where the points' discrete logs are given (l_i with P_i = l_i·G), it
+// also checks the result is (Σ s_i·l_i)·G, which holds at any size.
+template <class HF>
+static ref::Point<HF> msm_want(const std::string &what, const Affine<HF> &g, const std::vector<Affine<HF>> &p,
+                               const std::vector<HFr> &s, const std::vector<HFr> &logs) {
+  typedef ref::Point<HF> R;
+  R want;
+  if (p.size() <= kAffineTerms) {
+    want = ref::msm<HF>(p, s);
+  } else {
+    XYZZ<HF> x = msm_ref(p, s);
+    want = R::from(x.to_affine());
+    std::vector<Affine<HF>> sp;
+    std::vector<HFr> ss;
+    for (size_t k = 0; k < kSampleTerms; k++) {
+      size_t i = k * (p.size() - 1) / (kSampleTerms - 1);
+      sp.push_back(p[i]);
+      ss.push_back(s[i]);
+    }
+    expect(R::from(msm_ref(sp, ss).to_affine()) == ref::msm<HF>(sp, ss),
+           what + ": host XYZZ reference = affine reference on " + std::to_string(kSampleTerms) + " sampled terms");
+  }
+  if (!logs.empty())
+    expect(ref::mul(R::from(g), dot(s, logs)) == want, what + ": host reference = (sum s_i*log_i)*G (affine)");
+  return want;
+}
+
+static Jacobian<HFp> msm_gpu(Gpu &g, const std::vector<HA> &p, const std::vector<HFr> &s, int c,
+                             perfbot_cuda_timings *t = nullptr) {
   perfbot_cuda_points *pts;
   REQUIRE(perfbot_cuda_g1_upload(g.ctx, p.data(), p.size(), &pts, E));
   Jacobian<HFp> j;
   REQUIRE(perfbot_cuda_msm_g1(g.ctx, pts, 0, s.data(), s.size(), c, &j, t, E));
   perfbot_cuda_g1_free(pts);
-  return from_jac(j);
+  return j;
 }
 
-static HX2 msm_gpu2(Gpu &g, const std::vector<HA2> &p, const std::vector<HFr> &s, int c,
-                    perfbot_cuda_timings *t = nullptr) {
+static Jacobian<HFp2> msm_gpu2(Gpu &g, const std::vector<HA2> &p, const std::vector<HFr> &s, int c,
+                               perfbot_cuda_timings *t = nullptr) {
   perfbot_cuda_points *pts;
   REQUIRE(perfbot_cuda_g2_upload(g.ctx, p.data(), p.size(), &pts, E));
   Jacobian<HFp2> j;
   REQUIRE(perfbot_cuda_msm_g2(g.ctx, pts, 0, s.data(), s.size(), c, &j, t, E));
   perfbot_cuda_g2_free(pts);
-  return from_jac(j);
+  return j;
 }
 
 // ω of order 2^log_n: 7 generates Fr*, so 7^((r−1)/2^log_n).
@@ -264,9 +354,11 @@ static std::vector<HFr> rand_vec(size_t n) {
 
 // check_copy sends bytes through the staged path (16 MiB and more) and
 // back, at sizes that are and are not whole staging chunks, and through
-// the direct path below it.
+// the direct path below it. The bytes come from the run's seed like every
+// other input (they were a fixed stream once, the same bytes every run):
+// different bytes each run, the same ones again with --seed.
 static void check_copy(Gpu &g) {
-  std::mt19937_64 rng(7);
+  use_stream(2);
   for (size_t bytes : {size_t(1) << 20, size_t(16) << 20, (size_t(37) << 20) + 12345, size_t(100) << 20}) {
     std::vector<uint64_t> a((bytes + 7) / 8), b(a.size(), 0);
     for (auto &x : a) x = rng();
@@ -344,6 +436,7 @@ static void check_ntt(perfbot_cuda_ctx *ctx, const std::string &what) {
 // (PERFBOT_NTT_RADIX × PERFBOT_NTT_TWIST), each in a context of its own,
 // and that a bad setting is refused with a message naming it.
 static void check_ntt_settings() {
+  use_stream(3);
   for (const char *radix : {"2", "4", "8"})
     for (const char *twist : {"table", "pow"}) {
       setenv("PERFBOT_NTT_RADIX", radix, 1);
@@ -363,7 +456,20 @@ static void check_ntt_settings() {
   unsetenv("PERFBOT_NTT_TWIST");
 }
 
+// points_have_logs checks what the discrete-log references rest on: that
+// make_points' points are (a + i·b)·G, on the first, second, middle and
+// last point.
+template <class HF>
+static bool points_have_logs(const std::vector<Affine<HF>> &p, const Affine<HF> &g, const HFr &a, const HFr &b) {
+  typedef ref::Point<HF> R;
+  bool ok = true;
+  for (size_t i : {size_t(0), size_t(1), p.size() / 2, p.size() - 1})
+    ok = ok && ref::mul(R::from(g), a + fr_of(i) * b) == R::from(p[i]);
+  return ok;
+}
+
 static void check_arith() {
+  use_stream(1);
   const int n = 4096;
   std::vector<HFp> a(n), b(n), want(n), got(n);
   for (int i = 0; i < n; i++) {
@@ -382,12 +488,14 @@ static void check_arith() {
   cudaMemcpy(got.data(), d + 2 * n, n * sizeof(DFp), cudaMemcpyDeviceToHost);
   cudaFree(d);
   expect(got == want, "device Fp a·b + a² − b = host (4096 random, p − 1)");
-  auto pts = make_points(4096);
+  HFr la, lb;
+  auto pts = make_points(4096, &la, &lb);
   bool ok = true;
   for (auto &p : pts) ok = ok && on_curve(p) && !p.is_inf();
   expect(ok, "device-generated points are on the curve");
   HA g = generator();
   expect(on_curve(g), "generator on the curve");
+  expect(points_have_logs(pts, g, la, lb), "device-generated points P_i = (a + i*b)*G: 4 sampled, affine reference");
 
   std::vector<HFp2> a2(n), b2(n), want2(n), got2(n);
   for (int i = 0; i < n; i++) {
@@ -405,146 +513,140 @@ static void check_arith() {
   expect(got2 == want2, "device Fp2 a·b + a² − b = host (4096 random)");
   HA2 g2 = generator2();
   expect(on_curve(g2), "G2 generator on the curve");
-  auto pts2 = make_points2(1024);
+  auto pts2 = make_points2(1024, &la, &lb);
   ok = true;
   for (auto &p : pts2) ok = ok && on_curve(p) && !p.is_inf();
   expect(ok, "device-generated G2 points are on the curve");
+  expect(points_have_logs(pts2, g2, la, lb), "device-generated G2 points P_i = (a + i*b)*G: 4 sampled, affine reference");
 }
 
-static void check_msm(Gpu &g) {
+// Group bundles what the MSM checks need of G1 or G2: the prefix of the
+// checks' names, the generator, make_points and the device's MSM.
+template <class HF> struct Group {
+  const char *name;
+  Affine<HF> g;
+  std::vector<Affine<HF>> (*make)(uint64_t, HFr *, HFr *);
+  Jacobian<HF> (*msm)(Gpu &, const std::vector<Affine<HF>> &, const std::vector<HFr> &, int, perfbot_cuda_timings *);
+};
+
+// check_msm_of checks one group's device MSM: one point with small
+// scalars and random inputs of the given sizes against msm_want (the
+// affine reference up to kAffineTerms terms), edge cases at edge_n terms,
+// and 2^16 and 2^20 terms at the default window, window 9 and the given
+// windows against (Σ s_i·log_i)·G by the affine reference.
+template <class HF>
+static void check_msm_of(Gpu &gpu, const Group<HF> &grp, std::initializer_list<size_t> sizes, size_t edge_n,
+                         std::initializer_list<int> windows) {
+  typedef ref::Point<HF> R;
+  typedef Affine<HF> A;
+  const std::string pre = grp.name;
+  const R G = R::from(grp.g);
   {
-    auto p = make_points(1);
+    auto p = grp.make(1, nullptr, nullptr);
     for (uint64_t k : std::initializer_list<uint64_t>{1, 2, 3, 255, 256, 257, 1ull << 40}) {
-      HFr s = HFr::zero();
-      s.v[0] = k;
-      s = hfr_to_mont(s);
-      HX want = mul(HX::from_affine(p[0]), s);
-      expect(same_point(msm_gpu(g, p, {s}, 0), want), "msm 1 point, scalar " + std::to_string(k));
+      HFr s = fr_of(k);
+      R want = ref::mul(R::from(p[0]), s);
+      expect(want.equals_jacobian(grp.msm(gpu, p, {s}, 0, nullptr)),
+             pre + " 1 point, scalar " + std::to_string(k) + " = affine double-and-add");
     }
   }
-  for (size_t n : {1, 2, 3, 100, 1000}) {
-    auto p = make_points(n);
+  for (size_t n : sizes) {
+    HFr a, b;
+    auto p = grp.make(n, &a, &b);
     auto s = rand_vec(n);
-    HX want = msm_ref(p, s);
-    expect(same_point(msm_gpu(g, p, s, 0), want), "msm " + std::to_string(n) + " random = host double-and-add");
-    expect(same_point(msm_gpu(g, p, s, 4), want), "msm " + std::to_string(n) + " window 4 = host");
+    std::string what = pre + " " + std::to_string(n) + " random";
+    R want = msm_want(what, grp.g, p, s, logs_of(n, a, b));
+    std::string by = n <= kAffineTerms ? " = affine double-and-add" : " = host reference";
+    expect(want.equals_jacobian(grp.msm(gpu, p, s, 0, nullptr)), what + by);
+    expect(want.equals_jacobian(grp.msm(gpu, p, s, 4, nullptr)), what + ", window 4" + by);
   }
-  size_t n = 1000;
-  auto p = make_points(n);
+  size_t n = edge_n;
+  HFr a, b;
+  auto p = grp.make(n, &a, &b);
+  auto l = logs_of(n, a, b);
   HFr rm1 = HFr::zero() - HFr::one(); // r − 1
-  auto check_case = [&](const char *name, std::vector<HA> pts, std::vector<HFr> s) {
-    HX want = msm_ref(pts, s);
-    expect(same_point(msm_gpu(g, pts, s, 0), want), std::string("msm edge: ") + name);
-    expect(same_point(msm_gpu(g, pts, s, 7), want), std::string("msm edge, window 7: ") + name);
+  auto check_case = [&](const char *name, const std::vector<A> &pts, const std::vector<HFr> &s,
+                        const std::vector<HFr> &logs) {
+    R want = msm_want(pre + " edge: " + name, grp.g, pts, s, logs);
+    expect(want.equals_jacobian(grp.msm(gpu, pts, s, 0, nullptr)), pre + " edge: " + name);
+    expect(want.equals_jacobian(grp.msm(gpu, pts, s, 7, nullptr)), pre + " edge, window 7: " + name);
   };
-  check_case("all scalars zero", p, std::vector<HFr>(n, HFr::zero()));
-  check_case("all scalars r-1", p, std::vector<HFr>(n, rm1));
-  check_case("all scalars equal", p, std::vector<HFr>(n, rand_fr()));
-  check_case("all scalars one", p, std::vector<HFr>(n, HFr::one()));
+  check_case("all scalars zero", p, std::vector<HFr>(n, HFr::zero()), l);
+  check_case("all scalars r-1", p, std::vector<HFr>(n, rm1), l);
+  check_case("all scalars equal", p, std::vector<HFr>(n, rand_fr()), l);
+  check_case("all scalars one", p, std::vector<HFr>(n, HFr::one()), l);
   {
     auto s = rand_vec(n);
     for (size_t i = 0; i < n; i += 3) s[i] = HFr::zero();
-    check_case("a third zero", p, s);
+    check_case("a third zero", p, s, l);
   }
   {
     auto q = p;
-    for (size_t i = 0; i < n; i++) q[i] = p[i % 7];
-    check_case("repeated points", q, rand_vec(n));
+    auto lq = l;
+    for (size_t i = 0; i < n; i++) {
+      q[i] = p[i % 7];
+      lq[i] = l[i % 7];
+    }
+    check_case("repeated points", q, rand_vec(n), lq);
   }
   {
     auto q = p;
-    for (size_t i = 0; i < n; i += 5) q[i] = HA{HFp::zero(), HFp::zero()};
-    check_case("points at infinity", q, rand_vec(n));
+    auto lq = l;
+    for (size_t i = 0; i < n; i += 5) {
+      q[i] = A{HF::zero(), HF::zero()};
+      lq[i] = HFr::zero();
+    }
+    check_case("points at infinity", q, rand_vec(n), lq);
   }
   {
     // P and −P with equal scalars cancel: bucket sums hit P + (−P).
-    std::vector<HA> q;
-    std::vector<HFr> s;
+    std::vector<A> q;
+    std::vector<HFr> s, lq;
     HFr k = rand_fr();
     for (size_t i = 0; i < 50; i++) {
       q.push_back(p[i]);
       q.push_back(p[i].neg());
       s.push_back(k);
       s.push_back(k);
+      lq.push_back(l[i]);
+      lq.push_back(HFr::zero() - l[i]);
     }
-    check_case("P and -P cancel", q, s);
+    check_case("P and -P cancel", q, s, lq);
   }
-  // Large sizes: window sizes that share no bucket structure must agree.
+  // Large sizes: every window against the discrete-log reference (the
+  // windows share no bucket structure, the reference no device code).
   for (int log_n : {16, 20}) {
     size_t n = size_t(1) << log_n;
-    auto p = make_points(n);
+    HFr a, b;
+    auto p = grp.make(n, &a, &b);
     auto s = rand_vec(n);
-    HX a = msm_gpu(g, p, s, 0), b = msm_gpu(g, p, s, 9);
-    expect(same_point(a, b) && !a.is_inf(), "msm 2^" + std::to_string(log_n) + ": default window = window 9");
-    // The windows the large sizes use (16 to 20) and their reductions.
-    for (int c : {16, 18, 20})
-      expect(same_point(msm_gpu(g, p, s, c), a), "msm 2^" + std::to_string(log_n) + ": window " + std::to_string(c) + " = default");
+    auto l = logs_of(n, a, b);
+    std::string what = pre + " 2^" + std::to_string(log_n);
+    R want = ref::mul(G, dot(s, l));
+    expect(!want.inf && want.equals_jacobian(grp.msm(gpu, p, s, 0, nullptr)),
+           what + ": default window = (sum s_i*log_i)*G (affine)");
+    for (int c : windows)
+      expect(want.equals_jacobian(grp.msm(gpu, p, s, c, nullptr)),
+             what + ": window " + std::to_string(c) + " = (sum s_i*log_i)*G (affine)");
     std::vector<HFr> eq(n, s[0]);
-    HX c = msm_gpu(g, p, eq, 0), d = msm_gpu(g, p, eq, 11);
-    expect(same_point(c, d), "msm 2^" + std::to_string(log_n) + " all scalars equal: windows agree");
+    R want_eq = ref::mul(G, dot(eq, l));
+    expect(want_eq.equals_jacobian(grp.msm(gpu, p, eq, 0, nullptr)) && want_eq.equals_jacobian(grp.msm(gpu, p, eq, 11, nullptr)),
+           what + " all scalars equal: default window and window 11 = (s*sum log_i)*G (affine)");
   }
 }
 
-// check_msm2 is check_msm for G2: the same kernels over Fp2, against the
-// host's double-and-add over Fp2 (cuda/gen/check_fp2.cpp checks that
-// reference against gnark-crypto).
+static void check_msm(Gpu &g) {
+  use_stream(4);
+  check_msm_of<HFp>(g, Group<HFp>{"msm", generator(), make_points, msm_gpu}, {1, 2, 3, 100, 1000}, 1000, {9, 16, 18, 20});
+}
+
+// check_msm2 is check_msm for G2: the same kernels over Fp2 (cuda/gen/
+// check_fp2.cpp checks curve.cuh's G2 formulas and cuda/gen/
+// check_ref_affine.cpp the affine reference against gnark-crypto).
 static void check_msm2(Gpu &g) {
-  {
-    auto p = make_points2(1);
-    for (uint64_t k : std::initializer_list<uint64_t>{1, 2, 3, 255, 256, 257, 1ull << 40}) {
-      HFr s = HFr::zero();
-      s.v[0] = k;
-      s = hfr_to_mont(s);
-      HX2 want = mul(HX2::from_affine(p[0]), s);
-      expect(same_point(msm_gpu2(g, p, {s}, 0), want), "g2 msm 1 point, scalar " + std::to_string(k));
-    }
-  }
-  for (size_t n : {1, 2, 3, 16, 100, 1000}) {
-    auto p = make_points2(n);
-    auto s = rand_vec(n);
-    HX2 want = msm_ref(p, s);
-    expect(same_point(msm_gpu2(g, p, s, 0), want), "g2 msm " + std::to_string(n) + " random = host double-and-add");
-    expect(same_point(msm_gpu2(g, p, s, 4), want), "g2 msm " + std::to_string(n) + " window 4 = host");
-  }
-  size_t n = 500;
-  auto p = make_points2(n);
-  HFr rm1 = HFr::zero() - HFr::one(); // r − 1
-  auto check_case = [&](const char *name, std::vector<HA2> pts, std::vector<HFr> s) {
-    HX2 want = msm_ref(pts, s);
-    expect(same_point(msm_gpu2(g, pts, s, 0), want), std::string("g2 msm edge: ") + name);
-    expect(same_point(msm_gpu2(g, pts, s, 7), want), std::string("g2 msm edge, window 7: ") + name);
-  };
-  check_case("all scalars zero", p, std::vector<HFr>(n, HFr::zero()));
-  check_case("all scalars r-1", p, std::vector<HFr>(n, rm1));
-  check_case("all scalars equal", p, std::vector<HFr>(n, rand_fr()));
-  check_case("all scalars one", p, std::vector<HFr>(n, HFr::one()));
-  {
-    auto s = rand_vec(n);
-    for (size_t i = 0; i < n; i += 3) s[i] = HFr::zero();
-    check_case("a third zero", p, s);
-  }
-  {
-    auto q = p;
-    for (size_t i = 0; i < n; i++) q[i] = p[i % 7];
-    check_case("repeated points", q, rand_vec(n));
-  }
-  {
-    auto q = p;
-    for (size_t i = 0; i < n; i += 5) q[i] = HA2{HFp2::zero(), HFp2::zero()};
-    check_case("points at infinity", q, rand_vec(n));
-  }
-  {
-    std::vector<HA2> q;
-    std::vector<HFr> s;
-    HFr k = rand_fr();
-    for (size_t i = 0; i < 50; i++) {
-      q.push_back(p[i]);
-      q.push_back(p[i].neg());
-      s.push_back(k);
-      s.push_back(k);
-    }
-    check_case("P and -P cancel", q, s);
-  }
+  use_stream(5);
+  check_msm_of<HFp2>(g, Group<HFp2>{"g2 msm", generator2(), make_points2, msm_gpu2}, {1, 2, 3, 16, 100, 1000}, 500,
+                     {9, 13, 16, 18});
   {
     // G1 points handed to the G2 MSM are refused.
     auto p1 = make_points(4);
@@ -557,18 +659,6 @@ static void check_msm2(Gpu &g) {
     perfbot_cuda_g1_free(pts);
     expect(rc == PERFBOT_CUDA_ERR_ARGUMENT && strstr(e.message, "G1 points"), std::string("G1 points refused by the G2 MSM: ") + e.message);
   }
-  for (int log_n : {16, 20}) {
-    size_t n = size_t(1) << log_n;
-    auto p = make_points2(n);
-    auto s = rand_vec(n);
-    HX2 a = msm_gpu2(g, p, s, 0), b = msm_gpu2(g, p, s, 9);
-    expect(same_point(a, b) && !a.is_inf(), "g2 msm 2^" + std::to_string(log_n) + ": default window = window 9");
-    for (int c : {13, 16, 18})
-      expect(same_point(msm_gpu2(g, p, s, c), a), "g2 msm 2^" + std::to_string(log_n) + ": window " + std::to_string(c) + " = default");
-    std::vector<HFr> eq(n, s[0]);
-    HX2 c = msm_gpu2(g, p, eq, 0), d = msm_gpu2(g, p, eq, 11);
-    expect(same_point(c, d), "g2 msm 2^" + std::to_string(log_n) + " all scalars equal: windows agree");
-  }
 }
 
 static double median(std::vector<double> v) {
@@ -576,8 +666,44 @@ static double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Each timed MSM's result is checked, every call of it, against the
+// discrete-log reference: the bench's points are make_points' P_i =
+// (a + i·b)·G, so the first n of them with scalars s_i sum to
+// (Σ_{i<n} s_i·(a + i·b))·G, one Fr product a term on the host (once, for
+// every timed size together) and one affine scalar multiplication a size.
+// It shares no code with the device's MSM (host Fr arithmetic and
+// ref_affine.h's law), so a wrong sum at any size or window, a race that
+// differs from call to call, or a dropped or repeated point fails it
+// except with probability about 1/r; the logs themselves are checked on
+// sampled points first. The verdict ("ok" or "FAIL") is the row's check
+// column; a FAIL makes the program exit 1. The NTT and quotient rows are
+// not checked here ("-"): check mode checks the NTT at these sizes, and
+// prover/gpu's Go tests the quotient.
+static const char *verdict(bool ok) {
+  if (!ok) failures++;
+  return ok ? "ok" : "FAIL";
+}
+
+static void print_header() {
+  printf("\n%-12s %10s %10s  %-5s  %s\n", "what", "n", "median ms", "check", "steps (last run)");
+}
+
+// prefix_dots returns Σ_{i<n} s_i·(a + i·b) for each n of ns (ascending):
+// the discrete log of the MSM of make_points' first n points.
+static std::vector<HFr> prefix_dots(const std::vector<HFr> &s, const HFr &a, const HFr &b,
+                                    const std::vector<uint64_t> &ns) {
+  std::vector<HFr> out;
+  HFr acc = HFr::zero(), l = a;
+  size_t k = 0;
+  for (uint64_t i = 0; k < ns.size() && i < s.size(); i++, l = l + b) {
+    acc = acc + s[i] * l;
+    for (; k < ns.size() && i + 1 == ns[k]; k++) out.push_back(acc);
+  }
+  return out;
+}
+
 static void bench(Gpu &g, int max_log, bool only_ntt) {
-  printf("\n%-12s %10s %10s  %s\n", "what", "n", "median ms", "steps (last run)");
+  use_stream(6);
   auto steps = [](const perfbot_cuda_timings &t) {
     std::string s;
     for (int i = 0; i < t.n; i++) {
@@ -588,36 +714,48 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
     return s;
   };
   int top = only_ntt ? 15 : std::min(max_log, 26); // only_ntt: no MSM sizes (the loop starts at 16)
-  auto all = make_points(size_t(1) << top);
+  HFr la, lb;
+  HA g1 = generator();
+  auto all = make_points(size_t(1) << top, &la, &lb);
+  if (!only_ntt) expect(points_have_logs(all, g1, la, lb), "bench points P_i = (a + i*b)*G: 4 sampled, affine reference");
+  print_header();
   perfbot_cuda_points *pts;
   REQUIRE(perfbot_cuda_g1_upload(g.ctx, all.data(), all.size(), &pts, E));
   all.clear();
   all.shrink_to_fit();
   auto scal = rand_vec(size_t(1) << top);
-  for (int log_n = 16; log_n <= top; log_n += 2) {
-    uint64_t n = 1ull << log_n;
+  std::vector<uint64_t> ns;
+  for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
+  auto dots = prefix_dots(scal, la, lb, ns);
+  for (size_t k = 0; k < ns.size(); k++) {
+    uint64_t n = ns[k];
+    RP want = ref::mul(RP::from(g1), dots[k]);
     std::vector<double> ms;
     perfbot_cuda_timings t;
     Jacobian<HFp> out;
+    bool ok = true;
     for (int r = 0; r < 7; r++) {
       cudaDeviceSynchronize();
       auto t0 = std::chrono::steady_clock::now();
       REQUIRE(perfbot_cuda_msm_g1(g.ctx, pts, 0, scal.data(), n, 0, &out, &t, E));
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ok = ok && want.equals_jacobian(out);
     }
-    printf("%-12s %10llu %10.2f  %s\n", "msm_g1", (unsigned long long)n, median(ms), steps(t).c_str());
+    printf("%-12s %10llu %10.2f  %-5s  %s\n", "msm_g1", (unsigned long long)n, median(ms), verdict(ok), steps(t).c_str());
     fflush(stdout);
-    if (log_n < 20) continue;
+    if (n < (1u << 20)) continue;
     for (int c : {14, 16, 17, 18, 19, 20}) { // window sizes from 2^20 up
       ms.clear();
+      ok = true;
       for (int r = 0; r < 3; r++) {
         auto t0 = std::chrono::steady_clock::now();
         REQUIRE(perfbot_cuda_msm_g1(g.ctx, pts, 0, scal.data(), n, c, &out, &t, E));
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ok = ok && want.equals_jacobian(out);
       }
       char what[32];
       snprintf(what, sizeof what, "msm_g1_c%d", c);
-      printf("%-12s %10llu %10.2f  %s\n", what, (unsigned long long)n, median(ms), steps(t).c_str());
+      printf("%-12s %10llu %10.2f  %-5s  %s\n", what, (unsigned long long)n, median(ms), verdict(ok), steps(t).c_str());
     }
   }
   perfbot_cuda_g1_free(pts);
@@ -637,13 +775,13 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
       REQUIRE(perfbot_cuda_ntt(g.ctx, d, log_n, PERFBOT_NTT_FORWARD, &w, nullptr, PERFBOT_NTT_DEVICE_DATA, &t, E));
       dev.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    printf("%-12s %10llu %10.2f  %s\n", "ntt_device", (unsigned long long)n, median(dev), steps(t).c_str());
+    printf("%-12s %10llu %10.2f  %-5s  %s\n", "ntt_device", (unsigned long long)n, median(dev), "-", steps(t).c_str());
     for (int r = 0; r < 5; r++) {
       auto t0 = std::chrono::steady_clock::now();
       REQUIRE(perfbot_cuda_ntt(g.ctx, x.data(), log_n, PERFBOT_NTT_FORWARD, &w, nullptr, 0, &t, E));
       host.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    printf("%-12s %10llu %10.2f  %s\n", "ntt_host", (unsigned long long)n, median(host), steps(t).c_str());
+    printf("%-12s %10llu %10.2f  %-5s  %s\n", "ntt_host", (unsigned long long)n, median(host), "-", steps(t).c_str());
     REQUIRE(perfbot_cuda_free(g.ctx, d, E));
     HFr seven = HFr::zero();
     seven.v[0] = 7;
@@ -655,33 +793,45 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
       REQUIRE(perfbot_cuda_quotient(g.ctx, x.data(), b.data(), c.data(), log_n, &w, &seven, &t, E));
       q.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    printf("%-12s %10llu %10.2f  %s\n", "quotient", (unsigned long long)n, median(q), steps(t).c_str());
+    printf("%-12s %10llu %10.2f  %-5s  %s\n", "quotient", (unsigned long long)n, median(q), "-", steps(t).c_str());
     fflush(stdout);
   }
 }
 
 // bench_g2 times the G2 MSM from 2^16 to 2^max_log (every second size)
-// with the default window, and at 2^20 and up with windows around it.
+// with the default window, and at 2^20 and up with windows around it,
+// every call's result checked as bench's G1 MSM's are.
 static void bench_g2(Gpu &g, int max_log) {
-  printf("\n%-12s %10s %10s  %s\n", "what", "n", "median ms", "steps (last run)");
+  use_stream(7);
   int top = std::min(max_log, 24);
-  auto all = make_points2(size_t(1) << top);
+  HFr la, lb;
+  HA2 g2 = generator2();
+  auto all = make_points2(size_t(1) << top, &la, &lb);
+  expect(points_have_logs(all, g2, la, lb), "bench G2 points P_i = (a + i*b)*G: 4 sampled, affine reference");
+  print_header();
   perfbot_cuda_points *pts;
   REQUIRE(perfbot_cuda_g2_upload(g.ctx, all.data(), all.size(), &pts, E));
   all.clear();
   all.shrink_to_fit();
   auto scal = rand_vec(size_t(1) << top);
-  for (int log_n = 16; log_n <= top; log_n += 2) {
-    uint64_t n = 1ull << log_n;
+  std::vector<uint64_t> ns;
+  for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
+  auto dots = prefix_dots(scal, la, lb, ns);
+  for (size_t k = 0; k < ns.size(); k++) {
+    uint64_t n = ns[k];
+    int log_n = 16 + 2 * (int)k;
+    RP2 want = ref::mul(RP2::from(g2), dots[k]);
     for (int c : {0, 14, 16, 17, 18, 19, 20}) {
       if (c && (log_n < 20 || c > log_n - 2)) continue;
       std::vector<double> ms;
       perfbot_cuda_timings t;
       Jacobian<HFp2> out;
+      bool ok = true;
       for (int r = 0; r < (c ? 3 : 5); r++) {
         auto t0 = std::chrono::steady_clock::now();
         REQUIRE(perfbot_cuda_msm_g2(g.ctx, pts, 0, scal.data(), n, c, &out, &t, E));
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ok = ok && want.equals_jacobian(out);
       }
       char what[32];
       snprintf(what, sizeof what, c ? "msm_g2_c%d" : "msm_g2", c);
@@ -691,7 +841,7 @@ static void bench_g2(Gpu &g, int max_log) {
         snprintf(b, sizeof b, "%s=%.2f ", t.t[i].name, t.t[i].ms);
         st += b;
       }
-      printf("%-12s %10llu %10.2f  %s\n", what, (unsigned long long)n, median(ms), st.c_str());
+      printf("%-12s %10llu %10.2f  %-5s  %s\n", what, (unsigned long long)n, median(ms), verdict(ok), st.c_str());
       fflush(stdout);
     }
   }
@@ -757,8 +907,45 @@ static void bench_transfers(Gpu &g) {
   fflush(stdout);
 }
 
+// parse_seed reads an unsigned decimal number that fits 64 bits.
+static bool parse_seed(const std::string &v, uint64_t *out) {
+  if (v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  char *end;
+  unsigned long long x = strtoull(v.c_str(), &end, 10);
+  if (errno == ERANGE || *end) return false;
+  *out = x;
+  return true;
+}
+
 int main(int argc, char **argv) {
-  std::string mode = argc > 1 ? argv[1] : "check";
+  // Line-buffered, so that the seed stays the first line and stderr's
+  // FAIL lines fall in place when both go to one log.
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  // --seed N (or --seed=N) may stand anywhere; the rest are the mode and
+  // its arguments, in order.
+  std::vector<std::string> args;
+  bool have_seed = false;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    if (a != "--seed" && a.rfind("--seed=", 0) != 0) {
+      args.push_back(a);
+      continue;
+    }
+    std::string v = a == "--seed" ? (i + 1 < argc ? argv[++i] : "") : a.substr(7);
+    if (!parse_seed(v, &seed)) {
+      fprintf(stderr, "perfbot_cuda_selftest: --seed wants an unsigned decimal number below 2^64, got '%s'\n", v.c_str());
+      return 2;
+    }
+    have_seed = true;
+  }
+  if (!have_seed) {
+    std::random_device rd;
+    seed = (uint64_t)rd() << 32 | rd();
+  }
+  printf("seed %llu (rerun with --seed %llu)\n", (unsigned long long)seed, (unsigned long long)seed);
+  auto arg = [&](size_t i) { return i < args.size() ? args[i] : std::string(); };
+  std::string mode = args.empty() ? "check" : args[0];
   printf("abi version %d\n", perfbot_cuda_abi_version());
   perfbot_cuda_device info;
   REQUIRE(perfbot_cuda_device_info(0, &info, E));
@@ -766,7 +953,7 @@ int main(int argc, char **argv) {
          info.minor, info.multiprocessors, info.total_memory / 1073741824.0, info.driver_version, info.runtime_version);
   Gpu g;
   if (mode == "check") {
-    bool only_msm = argc > 2 && std::string(argv[2]) == "msm";
+    bool only_msm = arg(1) == "msm";
     check_arith();
     if (!only_msm) {
       check_copy(g);
@@ -778,20 +965,23 @@ int main(int argc, char **argv) {
     return failures ? 1 : 0;
   }
   if (mode == "bench-g2") {
-    bench_g2(g, argc > 2 ? atoi(argv[2]) : 24);
-    return 0;
+    bench_g2(g, args.size() > 1 ? atoi(args[1].c_str()) : 24);
+    printf("%d failures\n", failures);
+    return failures ? 1 : 0;
   }
   if (mode == "bench") {
-    bool only_ntt = argc > 3 && std::string(argv[3]) == "ntt";
+    bool only_ntt = arg(2) == "ntt";
     if (!only_ntt) bench_transfers(g);
-    bench(g, argc > 2 ? atoi(argv[2]) : 24, only_ntt);
-    return 0;
+    bench(g, args.size() > 1 ? atoi(args[1].c_str()) : 24, only_ntt);
+    printf("%d failures\n", failures);
+    return failures ? 1 : 0;
   }
-  if (mode == "once" && argc > 3) { // one operation, for a profiler: once msm|ntt LOG
-    int log_n = atoi(argv[3]);
+  if (mode == "once" && args.size() > 2) { // one operation, for a profiler: once msm|msm2|ntt LOG
+    use_stream(8);
+    int log_n = atoi(args[2].c_str());
     uint64_t n = 1ull << log_n;
     perfbot_cuda_timings t;
-    if (std::string(argv[2]) == "msm2") {
+    if (args[1] == "msm2") {
       auto pts = make_points2(n);
       auto sc = rand_vec(n);
       perfbot_cuda_points *d;
@@ -799,7 +989,7 @@ int main(int argc, char **argv) {
       Jacobian<HFp2> out;
       REQUIRE(perfbot_cuda_msm_g2(g.ctx, d, 0, sc.data(), n, 0, &out, &t, E));
       perfbot_cuda_g2_free(d);
-    } else if (std::string(argv[2]) == "msm") {
+    } else if (args[1] == "msm") {
       auto pts = make_points(n);
       auto sc = rand_vec(n);
       perfbot_cuda_points *d;
@@ -820,6 +1010,6 @@ int main(int argc, char **argv) {
     printf("\n");
     return 0;
   }
-  fprintf(stderr, "usage: perfbot_cuda_selftest check [msm] | bench [MAXLOG [ntt]] | bench-g2 [MAXLOG] | once msm|msm2|ntt LOG\n");
+  fprintf(stderr, "usage: perfbot_cuda_selftest [--seed N] check [msm] | bench [MAXLOG [ntt]] | bench-g2 [MAXLOG] | once msm|msm2|ntt LOG\n");
   return 2;
 }

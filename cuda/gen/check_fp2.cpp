@@ -12,8 +12,10 @@
 //                   (add_affine, with its P = Q and P = −Q branches), add,
 //                   dbl, dbl_affine, to_affine and to_jacobian;
 //   smul            k·P by double-and-add in XYZZ (the self-test's host
-//                   reference for the device MSM), for k = 0, r − 1 and
-//                   random k; and mul_small on the low bits.
+//                   reference for device MSMs above 128 terms; below, it
+//                   uses ref_affine.h, checked by check_ref_affine.cpp),
+//                   for k = 0, r − 1 and random k; and mul_small on the
+//                   low bits.
 //
 // Every point read is also checked to lie on y² = x³ + 4(1 + u).
 //

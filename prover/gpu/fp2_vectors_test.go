@@ -19,7 +19,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata (and cuda/gen/testdata)")
 
 // fp2Vectors is what cuda/gen/check_fp2.cpp (make cuda-host-check) runs
-// the CUDA code's Fp2 and G2 formulas against, with g++ and no GPU.
+// the CUDA code's Fp2 and G2 formulas against, with g++ and no GPU, and
+// cuda/gen/check_ref_affine.cpp the self-test's affine G2 reference.
 var fp2Vectors = filepath.Join("..", "..", "cuda", "gen", "testdata", "fp2_g2_vectors.txt")
 
 // TestFp2G2VectorsAreGnarkCrypto writes gnark-crypto's E2 Mul, Square and
