@@ -119,6 +119,13 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		"constraints", info.Constraints, "blocks", blocks, "inputs", info.Inputs, "aux", info.Aux,
 		"synthesis_threads", cfg.threads())
 
+	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(),
+		LCStorage: cfg.lcStorage(), Threads: cfg.threads()}
+
+	// Nothing reads shape after loadKeys, so its matrices can be collected
+	// as soon as the keys no longer need them: with random keys, before
+	// their points are drawn (at 2^24 constraints the matrices and the
+	// points were the peak of the run's memory).
 	full := cfg.Phases == "all"
 	var keys *keyPair
 	if full {
@@ -134,12 +141,9 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 			log.Warn("random SRS: timings are realistic but these proofs cannot verify")
 		}
 	}
-	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(),
-		LCStorage: cfg.lcStorage(), Threads: cfg.threads()}
 	if keys != nil {
 		hint.Domain = keys.pk.DomainSize // A, B and C laid out over the domain in place
 	}
-	shape = nil // the matrices are not needed from here on
 
 	// report hands measured proof i (from 0) of count to the sink.
 	report := func(i, count int, res ProofResult) error {

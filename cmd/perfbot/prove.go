@@ -72,7 +72,9 @@ only the synthesis time differs. --threads 1 is the sequential synthesis,
 the one-core rate (perfbot prove --phases synthesis --threads 1).
 
 The total line of each proof also carries peak-rss-B/op: the process's peak
-resident set size so far (VmHWM), in bytes.
+resident set size so far (VmHWM), in bytes. prove runs Go's garbage
+collector at GOGC=25 unless GOGC is set: the default, 100, lets garbage grow
+as large as the proving key before it is collected.
 
 --pipeline proves the --count proofs (at least 2; not with --phases
 synthesis) in a pipeline: the synthesis of proof n+1 runs while proof n is
