@@ -111,3 +111,17 @@ func TestValidateNamesAllowedValues(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercentLetsGarbageGrowByAQuarterOrAGiB(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 100}, {64 << 20, 100}, {gib, 100}, {2 * gib, 50}, {3 * gib, 33}, {4 * gib, 25}, {12 * gib, 25}, {40 * gib, 25},
+	} {
+		if got := gcPercent(tc.live); got != tc.want {
+			t.Errorf("gcPercent(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -72,9 +71,11 @@ only the synthesis time differs. --threads 1 is the sequential synthesis,
 the one-core rate (perfbot prove --phases synthesis --threads 1).
 
 The total line of each proof also carries peak-rss-B/op: the process's peak
-resident set size so far (VmHWM), in bytes. prove runs Go's garbage
-collector at GOGC=25 unless GOGC is set: the default, 100, lets garbage grow
-as large as the proving key before it is collected.
+resident set size so far (VmHWM), in bytes. Once the keys are made, prove
+sets Go's garbage collector to let garbage grow by a quarter of what is
+live or 1 GiB, whichever is more, up to Go's default (GOGC=100, garbage as
+large as what is live): at 2^24 constraints the default let some 12 GB of
+garbage accumulate beside the proving key. A GOGC in the environment wins.
 
 --pipeline proves the --count proofs (at least 2; not with --phases
 synthesis) in a pipeline: the synthesis of proof n+1 runs while proof n is
@@ -173,9 +174,6 @@ const memProfileRate = 4 << 10
 type profiles struct{ cpu, mem string }
 
 func runProve(cmd *cobra.Command, cfg prover.Config, prof profiles, outPath string) (err error) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(proveGCPercent)
-	}
 	out := cmd.OutOrStdout()
 	var commit func() error
 	if outPath != "" {
@@ -328,17 +326,6 @@ func (s *residentSink) Done(runErr error) error {
 	_, err := fmt.Fprintln(s.w, line)
 	return err
 }
-
-// proveGCPercent is the garbage collector's GOGC while perfbot prove
-// runs, unless GOGC is set in the environment. A prover's heap is mostly
-// what lives for the whole run (the proving key) and each proof's
-// vectors; Go's default, 100, lets garbage grow to the size of the live
-// heap before collecting, which at 2^24 constraints is some 12 GB more
-// resident memory. At 25 the peak stays within a quarter of the live
-// heap, and the extra collections cost little: the large vectors hold no
-// pointers to scan. (2^20, CPU backend, --srs random: peak RSS 1.72 GB at
-// 100, 1.26 GB at 25, 1.24 GB at 10.)
-const proveGCPercent = 25
 
 // atomicFile is written under a temporary name and renamed into place only
 // when the command succeeds, so --out never leaves a half-written file.

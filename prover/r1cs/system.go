@@ -2,8 +2,8 @@ package r1cs
 
 import (
 	"fmt"
-	"strconv"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
