@@ -40,7 +40,7 @@ func BenchmarkProve(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				res, err := proveOnce(context.Background(), m, cfg, circ, &keyPair{pk, vk}, hint, rng, nil)
+				res, err := proveOnce(context.Background(), m, cfg, circ, &keyPair{pk: pk, vk: vk}, hint, rng, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

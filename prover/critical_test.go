@@ -219,7 +219,7 @@ func plantedFixture(t *testing.T, m *meter, constraints int) (func(groth16.Engin
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := &keyPair{pk, vk}
+	keys := &keyPair{pk: pk, vk: vk}
 	return func(e groth16.Engine) []Measurement {
 		res, err := proveOnce(context.Background(), m, Config{Phases: "all"}, circ, keys, circ.Sizes(), rng, e)
 		if err != nil {

@@ -193,7 +193,7 @@ func newPipelineFixture(t *testing.T) *pipelineFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, cfg, keys := newMeter(), Config{Phases: "all"}, &keyPair{pk, vk}
+	m, cfg, keys := newMeter(), Config{Phases: "all"}, &keyPair{pk: pk, vk: vk}
 	return &pipelineFixture{
 		m:     m,
 		synth: func(ctx context.Context) (witness, error) { return synthesize(ctx, m, cfg, circ, circ.Sizes()) },

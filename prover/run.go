@@ -136,7 +136,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		if err != nil {
 			return err
 		}
-		keys = &keyPair{pk, vk}
+		keys = &keyPair{pk, vk, new(groth16.Scratch)}
 		info.Keys = origin
 		log.Info("keys", "origin", origin, "dir", cfg.KeyDir, "elapsed", time.Since(start).Round(time.Millisecond))
 		if cfg.SRS == "random" {
@@ -297,6 +297,10 @@ func peakRSS() int64 {
 type keyPair struct {
 	pk *groth16.ProvingKey
 	vk *groth16.VerifyingKey
+	// scratch is the buffers the proofs with pk reuse. Run proves one
+	// proof at a time (the pipeline overlaps synthesis, not proving), so
+	// one Scratch serves them all.
+	scratch *groth16.Scratch
 }
 
 func loadKeys(log *slog.Logger, cfg Config, shape *r1cs.System, rng *rand.Rand) (*groth16.ProvingKey, *groth16.VerifyingKey, string, error) {
@@ -384,7 +388,8 @@ func prove(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain,
 		var beside *Measurement
 		m.resetBeside()
 		opts := groth16.ProveOptions{
-			Engine: eng,
+			Scratch: keys.scratch,
+			Engine:  eng,
 			Beside: func(name string, run func()) {
 				if d := testSpinG2(); name == PhaseMSMB2 && d > 0 {
 					g2 := run

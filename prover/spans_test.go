@@ -32,7 +32,7 @@ func proveForSpans(t *testing.T, eng groth16.Engine) ProofResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := proveOnce(context.Background(), newMeter(), Config{Phases: "all", Verify: true}, circ, &keyPair{pk, vk}, circ.Sizes(), rng, eng)
+	res, err := proveOnce(context.Background(), newMeter(), Config{Phases: "all", Verify: true}, circ, &keyPair{pk: pk, vk: vk}, circ.Sizes(), rng, eng)
 	if err != nil {
 		t.Fatalf("proveOnce: %v", err)
 	}

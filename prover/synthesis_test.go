@@ -27,7 +27,7 @@ func TestProofOfParallelSynthesisVerifies(t *testing.T) {
 	}
 	for _, threads := range []int{1, 2, 4} {
 		cfg := Config{Phases: "all", Verify: true, Threads: threads}
-		res, err := proveOnce(context.Background(), newMeter(), cfg, circ, &keyPair{pk, vk}, circ.Sizes(), rng, nil)
+		res, err := proveOnce(context.Background(), newMeter(), cfg, circ, &keyPair{pk: pk, vk: vk}, circ.Sizes(), rng, nil)
 		if err != nil {
 			t.Fatalf("%d threads: %v", threads, err)
 		}
