@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "curve.cuh"
+#include "vectors.h"
 
 using namespace pb;
 
@@ -36,55 +37,10 @@ typedef XYZZ<HFp2> HX2;
 typedef Affine<DFp2> DA2;
 typedef XYZZ<DFp2> DX2;
 
-static int failures = 0, checks = 0;
-
-static void expect(bool ok, const std::string &what, int line) {
-  checks++;
-  if (ok) return;
-  failures++;
-  if (failures <= 20) printf("FAIL line %d: %s\n", line, what.c_str());
-}
-
-static bool parse_words(const std::string &tok, uint64_t *w, int n) {
-  if ((int)tok.size() != 16 * n) return false;
-  for (int i = 0; i < n; i++) {
-    char buf[17];
-    memcpy(buf, tok.data() + 16 * i, 16);
-    buf[16] = 0;
-    char *end;
-    w[i] = strtoull(buf, &end, 16);
-    if (*end) return false;
-  }
-  return true;
-}
-
-struct Reader {
-  std::istringstream in;
-  bool ok = true;
-  explicit Reader(const std::string &line) : in(line) {}
-  HFp fp() {
-    std::string t;
-    HFp x = HFp::zero();
-    if (!(in >> t) || !parse_words(t, x.v, 6)) ok = false;
-    return x;
-  }
-  HFp2 fp2() {
-    HFp a = fp();
-    HFp b = fp();
-    return HFp2{a, b};
-  }
-  HA2 g2() {
-    HFp2 x = fp2();
-    HFp2 y = fp2();
-    return HA2{x, y};
-  }
-  HFr fr() {
-    std::string t;
-    HFr x = HFr::zero();
-    if (!(in >> t) || !parse_words(t, x.v, 4)) ok = false;
-    return x;
-  }
-};
+using vectors::checks;
+using vectors::expect;
+using vectors::failures;
+using vectors::Reader;
 
 // to_device reinterprets a host value as the device type: the same bytes
 // (gnark-crypto's layout) read as 32-bit words.

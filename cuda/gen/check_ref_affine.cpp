@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "curve.cuh"
+#include "vectors.h"
 #include "ref_affine.h"
 
 using namespace pb;
@@ -33,57 +34,10 @@ using namespace pb;
 typedef ref::Point<HFp> R1;
 typedef ref::Point<HFp2> R2;
 
-static int failures = 0, checks = 0;
-
-static void expect(bool ok, const std::string &what, int line = 0) {
-  checks++;
-  if (ok) return;
-  failures++;
-  if (failures <= 20) printf("FAIL line %d: %s\n", line, what.c_str());
-}
-
-// --- the vectors file (its format: check_fp2.cpp) ---
-
-static bool parse_words(const std::string &tok, uint64_t *w, int n) {
-  if ((int)tok.size() != 16 * n) return false;
-  for (int i = 0; i < n; i++) {
-    char buf[17];
-    memcpy(buf, tok.data() + 16 * i, 16);
-    buf[16] = 0;
-    char *end;
-    w[i] = strtoull(buf, &end, 16);
-    if (*end) return false;
-  }
-  return true;
-}
-
-struct Reader {
-  std::istringstream in;
-  bool ok = true;
-  explicit Reader(const std::string &line) : in(line) {}
-  HFp fp() {
-    std::string t;
-    HFp x = HFp::zero();
-    if (!(in >> t) || !parse_words(t, x.v, 6)) ok = false;
-    return x;
-  }
-  HFp2 fp2() {
-    HFp a = fp();
-    HFp b = fp();
-    return HFp2{a, b};
-  }
-  R2 g2() {
-    HFp2 x = fp2();
-    HFp2 y = fp2();
-    return R2::from(Affine<HFp2>{x, y});
-  }
-  HFr fr() {
-    std::string t;
-    HFr x = HFr::zero();
-    if (!(in >> t) || !parse_words(t, x.v, 4)) ok = false;
-    return x;
-  }
-};
+using vectors::checks;
+using vectors::expect;
+using vectors::failures;
+using vectors::Reader;
 
 static int check_vectors(const char *path) {
   std::ifstream f(path);
@@ -100,7 +54,7 @@ static int check_vectors(const char *path) {
     std::string op;
     r.in >> op;
     if (op == "add") {
-      R2 p = r.g2(), q = r.g2(), want = r.g2();
+      R2 p = R2::from(r.g2()), q = R2::from(r.g2()), want = R2::from(r.g2());
       expect(r.ok, "parse", lineno);
       expect(ref::on_curve(p) && ref::on_curve(q) && ref::on_curve(want), "points on the curve", lineno);
       expect(ref::add(p, q) == want, "affine P + Q", lineno);
@@ -108,7 +62,7 @@ static int check_vectors(const char *path) {
       expect(ref::add(ref::add(p, q), q.neg()) == p, "(P + Q) − Q = P", lineno);
       cases++;
     } else if (op == "dbl") {
-      R2 p = r.g2(), want = r.g2();
+      R2 p = R2::from(r.g2()), want = R2::from(r.g2());
       expect(r.ok, "parse", lineno);
       expect(ref::on_curve(want), "2P on the curve", lineno);
       expect(ref::dbl(p) == want, "affine 2P", lineno);
@@ -116,7 +70,7 @@ static int check_vectors(const char *path) {
       cases++;
     } else if (op == "smul") {
       HFr k = r.fr();
-      R2 p = r.g2(), want = r.g2();
+      R2 p = R2::from(r.g2()), want = R2::from(r.g2());
       expect(r.ok, "parse", lineno);
       expect(ref::mul(p, k) == want, "affine k·P by double-and-add", lineno);
       cases++;
