@@ -617,11 +617,13 @@ func TestGPUProofsVerifyWithG2OnDevice(t *testing.T) {
 	}
 }
 
-// g1BenchInputs is g2BenchInputs for G1.
-func g1BenchInputs(b *testing.B, logN int) ([]bls12381.G1Affine, []fr.Element) {
+// benchInputs returns 2^logN points and scalars for the timing pairs
+// below: 2^16 distinct random points from fresh, repeated (random points
+// cost the host seconds a million), and distinct scalars.
+func benchInputs[P any](b *testing.B, logN int, fresh func(testing.TB, int) []P) ([]P, []fr.Element) {
 	n := 1 << logN
-	base := randomPoints(b, min(n, 1<<16))
-	p := make([]bls12381.G1Affine, n)
+	base := fresh(b, min(n, 1<<16))
+	p := make([]P, n)
 	for i := range p {
 		p[i] = base[i%len(base)]
 	}
@@ -640,7 +642,7 @@ func g1BenchInputs(b *testing.B, logN int) ([]bls12381.G1Affine, []fr.Element) {
 func BenchmarkMultiExpG1(b *testing.B) {
 	e := engine(b)
 	for _, logN := range benchSizes(b) {
-		p, s := g1BenchInputs(b, logN)
+		p, s := benchInputs(b, logN, randomPoints)
 		b.Run(fmt.Sprintf("points=2^%d/kept=false", logN), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := e.MultiExpG1(p, s); err != nil {
@@ -664,7 +666,7 @@ func BenchmarkMultiExpG1(b *testing.B) {
 
 func BenchmarkMultiExpG1Reference(b *testing.B) {
 	for _, logN := range benchSizes(b) {
-		p, s := g1BenchInputs(b, logN)
+		p, s := benchInputs(b, logN, randomPoints)
 		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
 				refMSM(b, p, s)
@@ -687,19 +689,6 @@ func benchScalars(b *testing.B, n int) []fr.Element {
 	return s
 }
 
-// g2BenchInputs returns 2^logN G2 points and scalars for the timing pair
-// below: 2^16 distinct random points repeated (random points cost the
-// host seconds a million) and distinct random scalars.
-func g2BenchInputs(b *testing.B, logN int) ([]bls12381.G2Affine, []fr.Element) {
-	n := 1 << logN
-	base := randomPointsG2(b, min(n, 1<<16))
-	p := make([]bls12381.G2Affine, n)
-	for i := range p {
-		p[i] = base[i%len(base)]
-	}
-	return p, benchScalars(b, n)
-}
-
 // BenchmarkMultiExpG2 times the G2 MSM on the device (points copied for
 // each call, as MultiExpG2 does for points not kept, and kept);
 // BenchmarkMultiExpG2Reference times gnark-crypto's on the host's cores;
@@ -707,7 +696,7 @@ func g2BenchInputs(b *testing.B, logN int) ([]bls12381.G2Affine, []fr.Element) {
 func BenchmarkMultiExpG2(b *testing.B) {
 	e := engine(b)
 	for _, logN := range benchSizes(b) {
-		p, s := g2BenchInputs(b, logN)
+		p, s := benchInputs(b, logN, randomPointsG2)
 		b.Run(fmt.Sprintf("points=2^%d/kept=false", logN), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := e.MultiExpG2Device(p, s, 0); err != nil {
@@ -733,7 +722,7 @@ func BenchmarkMultiExpG2(b *testing.B) {
 
 func BenchmarkMultiExpG2Reference(b *testing.B) {
 	for _, logN := range benchSizes(b) {
-		p, s := g2BenchInputs(b, logN)
+		p, s := benchInputs(b, logN, randomPointsG2)
 		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
 				refMSMG2(b, p, s)
