@@ -15,7 +15,6 @@ import (
 	"github.com/perfbot/perfbot/prover/circuit"
 	"github.com/perfbot/perfbot/prover/gpu"
 	"github.com/perfbot/perfbot/prover/groth16"
-	"github.com/perfbot/perfbot/prover/r1cs"
 )
 
 // offloader is the part of an offloading engine that Prove asks for.
@@ -210,23 +209,14 @@ func checkPlantedAttribution(t *testing.T, eng offloader, idle bool) {
 func plantedFixture(t *testing.T, m *meter, constraints int) (func(groth16.Engine) []Measurement, *groth16.ProvingKey) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
-	circ := circuit.NewSHA256Chain(circuit.BlocksFor(constraints), rng)
-	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
-	if err := circ.Synthesize(shape); err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.RandomKeys(shape, cryptoReader{rng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := &keyPair{pk: pk, vk: vk}
+	circ, keys := testChain(t, rng, circuit.BlocksFor(constraints), true)
 	return func(e groth16.Engine) []Measurement {
 		res, err := proveOnce(context.Background(), m, Config{Phases: "all"}, circ, keys, circ.Sizes(), rng, e)
 		if err != nil {
 			t.Fatalf("proveOnce: %v", err)
 		}
 		return res.Measurements
-	}, pk
+	}, keys.pk
 }
 
 // warmUp proves three times with eng and returns, from the last proof,

@@ -17,10 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
-
-	"github.com/perfbot/perfbot/prover/circuit"
-	"github.com/perfbot/perfbot/prover/groth16"
-	"github.com/perfbot/perfbot/prover/r1cs"
 )
 
 // goroutinesBack waits up to two seconds for the number of goroutines to
@@ -184,16 +180,8 @@ type pipelineFixture struct {
 func newPipelineFixture(t *testing.T) *pipelineFixture {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 8))
-	circ := circuit.NewSHA256Chain(1, rng)
-	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
-	if err := circ.Synthesize(shape); err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.RandomKeys(shape, cryptoReader{rng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, cfg, keys := newMeter(), Config{Phases: "all"}, &keyPair{pk: pk, vk: vk}
+	circ, keys := testChain(t, rng, 1, true)
+	m, cfg := newMeter(), Config{Phases: "all"}
 	return &pipelineFixture{
 		m:     m,
 		synth: func(ctx context.Context) (witness, error) { return synthesize(ctx, m, cfg, circ, circ.Sizes()) },

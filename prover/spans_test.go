@@ -11,7 +11,6 @@ import (
 
 	"github.com/perfbot/perfbot/prover/circuit"
 	"github.com/perfbot/perfbot/prover/groth16"
-	"github.com/perfbot/perfbot/prover/r1cs"
 )
 
 // overlapping is the CPU engine saying it offloads the G1 MSMs, as the GPU
@@ -23,16 +22,8 @@ func (overlapping) OffloadsG1() bool { return true }
 func proveForSpans(t *testing.T, eng groth16.Engine) ProofResult {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
-	circ := circuit.NewSHA256Chain(circuit.BlocksFor(1<<10), rng)
-	shape := r1cs.NewSystem(r1cs.Setup, r1cs.Sizes{})
-	if err := circ.Synthesize(shape); err != nil {
-		t.Fatal(err)
-	}
-	pk, vk, err := groth16.Setup(shape, cryptoReader{rng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := proveOnce(context.Background(), newMeter(), Config{Phases: "all", Verify: true}, circ, &keyPair{pk: pk, vk: vk}, circ.Sizes(), rng, eng)
+	circ, keys := testChain(t, rng, circuit.BlocksFor(1<<10), false)
+	res, err := proveOnce(context.Background(), newMeter(), Config{Phases: "all", Verify: true}, circ, keys, circ.Sizes(), rng, eng)
 	if err != nil {
 		t.Fatalf("proveOnce: %v", err)
 	}

@@ -295,10 +295,7 @@ func TestBisectStepsAroundCommitsThatDoNotBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a Go program at several commits: skipped in -short mode")
 	}
-	// Not parallel: bisecting builds programs at its probes and times
-	// them, and a probe is judged against runs measured earlier, so other
-	// bisections building beside it once made a good probe look slower
-	// (a false "first bad" under make test on two cores).
+	// Not parallel, as TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes.
 	t.Run("exact", func(t *testing.T) {
 		t.Parallel()
 		// c1 … c11: the middle is c5, which does not build; c4 is
@@ -366,10 +363,7 @@ func TestBisectOfEndsThatDoNotDifferSaysSoWithTheNumbers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a Go program: skipped in -short mode")
 	}
-	// Not parallel: bisecting builds programs at its probes and times
-	// them, and a probe is judged against runs measured earlier, so other
-	// bisections building beside it once made a good probe look slower
-	// (a false "first bad" under make test on two cores).
+	// Not parallel, as TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes.
 	// The ends run the same program, so the verdict is an A/A test: at a
 	// 5% floor a clean-clone CI run here once found them different (6
 	// runs a side, other tests sharing the two cores). What is tested is
@@ -436,10 +430,7 @@ func TestBisectBadInputIsRefusedBeforeAnythingRuns(t *testing.T) {
 // benchmark that the key does not need stops running once a run shows
 // which one measures it.
 func TestBisectShellRangeFindsTheStepAndReusesStoredRuns(t *testing.T) {
-	// Not parallel: bisecting builds programs at its probes and times
-	// them, and a probe is judged against runs measured earlier, so other
-	// bisections building beside it once made a good probe look slower
-	// (a false "first bad" under make test on two cores).
+	// Not parallel, as TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes.
 	repo := workspacetest.New(t)
 	other, _ := json.Marshal(`echo "BenchmarkOther 1 5 ns/op"`)
 	// valueConfig's benchmark "sh", after one the key does not need.
@@ -492,10 +483,7 @@ func TestBisectShellRangeFindsTheStepAndReusesStoredRuns(t *testing.T) {
 // in on a branch. Along the first-parent chain the first bad commit is
 // the merge; with AllCommits it is the branch's commit itself.
 func TestBisectAllCommitsFindsTheCommitOnAMergedBranch(t *testing.T) {
-	// Not parallel: bisecting builds programs at its probes and times
-	// them, and a probe is judged against runs measured earlier, so other
-	// bisections building beside it once made a good probe look slower
-	// (a false "first bad" under make test on two cores).
+	// Not parallel, as TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes.
 	repo := workspacetest.New(t)
 	c0 := repo.Commit(t, "c0", map[string]string{".perfbot.yml": valueConfig(6), "value": "1000\n"})
 	repo.Commit(t, "c1", map[string]string{"n": "1"})

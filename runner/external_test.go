@@ -18,10 +18,7 @@ func TestBisectWithAnExternalConfigWorksOnCommitsWithoutOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a Go program at several commits and runs it: skipped in -short mode")
 	}
-	// Not parallel: bisecting builds programs at its probes and times
-	// them, and a probe is judged against runs measured earlier, so other
-	// bisections building beside it once made a good probe look slower
-	// (a false "first bad" under make test on two cores).
+	// Not parallel, as TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes.
 	dir, shas := bisectRepoWith(t, "", 16, 9)
 	r, db := newBisectRunner(t)
 	_, err := r.Bisect(context.Background(), BisectRequest{Source: dir, Good: shas[0], Bad: shas[15]})

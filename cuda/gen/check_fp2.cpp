@@ -86,19 +86,8 @@ template <class X> static X smul(const X &p, const HFr &k_mont) {
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "cuda/gen/testdata/fp2_g2_vectors.txt";
-  std::ifstream f(path);
-  if (!f) {
-    fprintf(stderr, "check_fp2: cannot read %s\n", path);
-    return 2;
-  }
-  std::string line;
-  int lineno = 0, cases = 0;
-  while (std::getline(f, line)) {
-    lineno++;
-    if (line.empty() || line[0] == '#') continue;
-    Reader r(line);
-    std::string op;
-    r.in >> op;
+  int cases = 0;
+  bool read = vectors::each_case(path, [&](const std::string &op, Reader &r, int lineno) {
     cases++;
     if (op == "mul") {
       HFp2 a = r.fp2(), b = r.fp2(), want = r.fp2();
@@ -167,6 +156,10 @@ int main(int argc, char **argv) {
     } else {
       expect(false, "unknown op " + op, lineno);
     }
+  });
+  if (!read) {
+    fprintf(stderr, "check_fp2: cannot read %s\n", path);
+    return 2;
   }
   printf("check_fp2: %d cases, %d checks, %d failures (%s)\n", cases, checks, failures, path);
   return failures || cases == 0 ? 1 : 0;

@@ -40,19 +40,8 @@ using vectors::failures;
 using vectors::Reader;
 
 static int check_vectors(const char *path) {
-  std::ifstream f(path);
-  if (!f) {
-    fprintf(stderr, "check_ref_affine: cannot read %s\n", path);
-    return -1;
-  }
-  std::string line;
-  int lineno = 0, cases = 0;
-  while (std::getline(f, line)) {
-    lineno++;
-    if (line.empty() || line[0] == '#') continue;
-    Reader r(line);
-    std::string op;
-    r.in >> op;
+  int cases = 0;
+  bool read = vectors::each_case(path, [&](const std::string &op, Reader &r, int lineno) {
     if (op == "add") {
       R2 p = R2::from(r.g2()), q = R2::from(r.g2()), want = R2::from(r.g2());
       expect(r.ok, "parse", lineno);
@@ -75,6 +64,10 @@ static int check_vectors(const char *path) {
       expect(ref::mul(p, k) == want, "affine k·P by double-and-add", lineno);
       cases++;
     }
+  });
+  if (!read) {
+    fprintf(stderr, "check_ref_affine: cannot read %s\n", path);
+    return -1;
   }
   return cases;
 }

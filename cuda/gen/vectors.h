@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -69,6 +70,25 @@ struct Reader {
     return x;
   }
 };
+
+// each_case calls f(op, r, lineno) for each case line of the vectors file
+// at path (blank lines and # comments skipped), r positioned after the
+// line's op. It returns false when the file cannot be read.
+template <class F> bool each_case(const char *path, F f) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    if (line.empty() || line[0] == '#') continue;
+    Reader r(line);
+    std::string op;
+    r.in >> op;
+    f(op, r, lineno);
+  }
+  return true;
+}
 
 } // namespace vectors
 } // namespace pb

@@ -92,6 +92,20 @@ func engine(t testing.TB) *gpu.Engine {
 	return eng
 }
 
+// library opens the CUDA library for a test that makes engines of its
+// own (with an environment of its own); it skips where there is none.
+func library(t testing.TB) *gpu.Library {
+	t.Helper()
+	lib, err := gpu.Open("")
+	if errors.Is(err, gpu.ErrNoLibrary) {
+		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
 func randomScalars(t testing.TB, n int) []fr.Element {
 	s := make([]fr.Element, n)
 	for i := range s {
@@ -313,13 +327,7 @@ func TestMSMG2EdgeCases(t *testing.T) {
 // MultiExpG2 runs, the device by default; both give gnark-crypto's sum, and only
 // the device leaves g2_ steps; a bad value is refused with a message.
 func TestG2RunsWhereItIsTold(t *testing.T) {
-	lib, err := gpu.Open("")
-	if errors.Is(err, gpu.ErrNoLibrary) {
-		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := library(t)
 	const n = 1 << 10
 	p, s := randomPointsG2(t, n), randomScalars(t, n)
 	want := refMSMG2(t, p, s)
@@ -364,13 +372,7 @@ func TestG2RunsWhereItIsTold(t *testing.T) {
 // TestKeptG2Points: KeepG2 keeps G2 points on the device for MultiExpG2
 // on them and on their parts; kept or not, the sums are gnark-crypto's.
 func TestKeptG2Points(t *testing.T) {
-	lib, err := gpu.Open("")
-	if errors.Is(err, gpu.ErrNoLibrary) {
-		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := library(t)
 	t.Setenv(gpu.EnvG2, "gpu")
 	e, err := lib.NewEngine(0)
 	if errors.Is(err, gpu.ErrNoDevice) {
@@ -414,13 +416,7 @@ func stepNames(e *gpu.Engine) map[string]bool {
 // part of them without being copied again, and give the same sums as
 // gnark-crypto; points not kept are copied for the call.
 func TestKeptPoints(t *testing.T) {
-	lib, err := gpu.Open("")
-	if errors.Is(err, gpu.ErrNoLibrary) {
-		t.Skipf("GPU test skipped: %v (run it on the GPU machine after make cuda)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib := library(t)
 	for _, keep := range []string{"", "off"} {
 		t.Run("PERFBOT_GPU_KEEP_POINTS="+keep, func(t *testing.T) {
 			t.Setenv("PERFBOT_GPU_KEEP_POINTS", keep)

@@ -320,14 +320,6 @@ func gather(dst []fr.Element, density []bool, inputs, aux []fr.Element) []fr.Ele
 		out = make([]fr.Element, offset[chunks])
 	}
 	out = out[:offset[chunks]]
-	gatherInto(out, offset, density, inputs, aux)
-	return out
-}
-
-// gatherInto is gather's copy into out at the chunks' offsets.
-func gatherInto(out []fr.Element, offset []int, density []bool, inputs, aux []fr.Element) {
-	n, chunks := len(density), len(offset)-1
-	bound := func(c int) int { return c * n / chunks }
 	ni := len(inputs)
 	parallel.Execute(chunks, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -345,6 +337,7 @@ func gatherInto(out []fr.Element, offset []int, density []bool, inputs, aux []fr
 			}
 		}
 	})
+	return out
 }
 
 // assemble forms the proof from the MSM results and the blinding:

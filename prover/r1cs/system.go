@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -31,7 +30,7 @@ const (
 // (the SHA-256 chain: 1, −1 and the powers of two that pack bits into
 // words), so the matrices of a 2^24-constraint circuit take about a
 // fifth of what Terms took (they were most of perfbot prove's 43 GB
-// peak there; see Matrix.Bytes).
+// peak there).
 type Matrix struct {
 	RowStart []int
 	Entries  []Entry
@@ -68,12 +67,6 @@ func (m *Matrix) Term(e Entry) Term { return Term{Coeff: *m.Coeff(e), Var: e.Var
 
 // NumEntries returns the number of stored terms.
 func (m *Matrix) NumEntries() int { return len(m.Entries) }
-
-// Bytes returns the memory m's rows and entries take (its share of the
-// coefficient table not counted).
-func (m *Matrix) Bytes() int64 {
-	return int64(cap(m.RowStart))*int64(unsafe.Sizeof(int(0))) + int64(cap(m.Entries))*int64(unsafe.Sizeof(Entry{}))
-}
 
 func (m *Matrix) appendRow(lc *LC) {
 	if len(m.RowStart) == 0 {
