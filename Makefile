@@ -8,13 +8,16 @@
 #   make lint    gofmt, go vet, staticcheck
 #   make cuda    build/libperfbot_cuda.so and its self-test (needs nvcc;
 #                CUDA_ARCH=sm_90 by default)
+#   make bench-sppark SPPARK=DIR  build/perfbot_sppark_bench: our G1 MSM and
+#                NTT beside sppark's, for BENCHMARKS.md's ratios (DIR:
+#                sppark's source tree, blst's in DIR/blst; bench/sppark.sh)
 
 GO        ?= go
 BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test bench bench-tradeoff bench-dashboard fuzz chaos lint fmt clean cuda cuda-host-check
+.PHONY: all build compare test bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -142,6 +145,61 @@ $(BUILD)/selftest.o: cuda/selftest.cu cuda/ref_affine.h $(CUDA_SRC)
 
 $(BUILD)/perfbot_cuda_selftest: $(BUILD)/selftest.o $(BUILD)/libperfbot_cuda.so
 	$(NVCC) $(NVFLAGS) -o $@ $< -L$(BUILD) -lperfbot_cuda -Xlinker -rpath,'$$ORIGIN'
+
+# Our G1 MSM and Fr NTT timed beside sppark's (supranational/sppark) in one
+# process on the same inputs (bench/sppark/, run by bench/sppark.sh on the
+# GPU machine). Not part of the product: only this target needs sppark.
+# SPPARK is sppark's source tree; BLST blst's (supranational/blst), by
+# default SPPARK/blst as bench/sppark.sh pack lays them out: on the host,
+# sppark's BLS12-381 field types are blst's (ff/bls12-381.hpp includes
+# blst_t.hpp), so its half needs blst's headers and libblst.a. blst is
+# built portable (it picks its ADX code at run time), sppark's half with
+# the library's NVFLAGS and the defines of sppark's own BLS12-381 build.
+BLST         ?= $(SPPARK)/blst
+SPPARK_BUILD := $(BUILD)/sppark
+ifneq ($(filter bench-sppark $(BUILD)/perfbot_sppark_bench,$(MAKECMDGOALS)),)
+ifeq ($(SPPARK),)
+$(error SPPARK is not set: make bench-sppark SPPARK=<sppark's source tree> (bench/sppark.sh pack writes one, blst's inside))
+endif
+ifneq ($(words $(wildcard $(SPPARK)/msm/pippenger.cuh $(SPPARK)/ntt/ntt.cuh $(SPPARK)/util/all_gpus.cpp)),3)
+$(error SPPARK=$(SPPARK) is not sppark's source tree: it lacks msm/pippenger.cuh, ntt/ntt.cuh or util/all_gpus.cpp)
+endif
+ifneq ($(words $(wildcard $(BLST)/src/blst_t.hpp $(BLST)/src/server.c $(BLST)/build/assembly.S)),3)
+$(error BLST=$(BLST) is not blst's source tree (src/blst_t.hpp, src/server.c, build/assembly.S): sppark's BLS12-381 needs blst on the host; set BLST=<blst's tree>)
+endif
+endif
+# sppark's commit, which the benchmark prints: SPPARK/COMMIT, written by
+# bench/sppark.sh pack (git archive leaves no .git behind).
+SPPARK_COMMIT = $(shell cat $(SPPARK)/COMMIT 2>/dev/null || echo unknown)
+SPPARK_FLAGS  = -DFEATURE_BLS12_381 -D__BLST_PORTABLE__ -DTAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE \
+	-I$(SPPARK) -I$(BLST)/src -Xcompiler -Wno-unused-function
+SPPARK_OBJS   = $(SPPARK_BUILD)/side_by_side.o $(SPPARK_BUILD)/sppark_side.o $(SPPARK_BUILD)/all_gpus.o \
+	$(SPPARK_BUILD)/libblst.a
+
+bench-sppark: $(BUILD)/perfbot_sppark_bench
+
+$(SPPARK_BUILD)/libblst.a: $(BLST)/src/server.c $(BLST)/build/assembly.S
+	@mkdir -p $(SPPARK_BUILD)
+	$(CC) -O2 -fno-builtin -fPIC -D__BLST_PORTABLE__ -c -o $(SPPARK_BUILD)/blst_server.o $(BLST)/src/server.c
+	$(CC) -O2 -fno-builtin -fPIC -D__BLST_PORTABLE__ -c -o $(SPPARK_BUILD)/blst_assembly.o $(BLST)/build/assembly.S
+	$(AR) rcs $@ $(SPPARK_BUILD)/blst_server.o $(SPPARK_BUILD)/blst_assembly.o
+
+$(SPPARK_BUILD)/sppark_side.o: bench/sppark/sppark_side.cu bench/sppark/sppark_side.h
+	@mkdir -p $(SPPARK_BUILD)
+	$(NVCC) $(NVFLAGS) $(SPPARK_FLAGS) -DSPPARK_COMMIT='"$(SPPARK_COMMIT)"' -c -o $@ $<
+
+# What sppark's Rust build compiles beside every user: the device table
+# behind select_gpu and gpu_props.
+$(SPPARK_BUILD)/all_gpus.o: $(SPPARK)/util/all_gpus.cpp
+	@mkdir -p $(SPPARK_BUILD)
+	$(NVCC) $(NVFLAGS) $(SPPARK_FLAGS) -c -o $@ $<
+
+$(SPPARK_BUILD)/side_by_side.o: bench/sppark/side_by_side.cu bench/sppark/sppark_side.h cuda/ref_affine.h $(CUDA_SRC)
+	@mkdir -p $(SPPARK_BUILD)
+	$(NVCC) $(NVFLAGS) -I cuda -c -o $@ $<
+
+$(BUILD)/perfbot_sppark_bench: $(SPPARK_OBJS) $(BUILD)/libperfbot_cuda.so
+	$(NVCC) $(NVFLAGS) -o $@ $(SPPARK_OBJS) -L$(BUILD) -lperfbot_cuda -Xcompiler -pthread -Xlinker -rpath,'$$ORIGIN'
 
 clean:
 	rm -rf $(BUILD)
