@@ -24,6 +24,9 @@ type Header struct {
 	Backend      string // the backend that ran
 	SRS          string // "setup" or "random"
 	LCStorage    string // "heap" or "inline" (--lc-storage)
+	// Pipeline is "off: why" when --pipeline was asked for and the
+	// proofs ran one after another (Info.PipelineOff); empty otherwise.
+	Pipeline string
 }
 
 // HostHeader returns the header for this host and the given backend; gpu
@@ -54,6 +57,7 @@ func WriteHeader(w io.Writer, h Header) error {
 	line("backend", h.Backend)
 	line("srs", h.SRS)
 	line("lc-storage", h.LCStorage)
+	line("pipeline", h.Pipeline)
 	_, err := io.WriteString(w, sb.String())
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -403,4 +404,64 @@ func (s *pipelineServer) Next() (bool, error) {
 func (s *pipelineServer) Done(err error) error {
 	s.events = append(s.events, "done")
 	return err
+}
+
+// TestAPipelineThatDoesNotFitTheHostsMemoryProvesOneAfterAnother: with
+// less memory available than two constraint systems of the circuit, a
+// --pipeline run proves its proofs one after another (each synthesis
+// after the previous proof's total, phase lines with the process's
+// counters), hands no throughput, and says why: a warning with both sizes
+// and Info.PipelineOff, which the header prints. When the available
+// memory cannot be read, the pipeline runs and the log says it was not
+// checked. Not parallel: it replaces memAvailable.
+func TestAPipelineThatDoesNotFitTheHostsMemoryProvesOneAfterAnother(t *testing.T) {
+	if avail, err := memAvailable(); err != nil || avail < 1<<20 {
+		t.Errorf("this host's MemAvailable: %d, %v; want a size", avail, err)
+	}
+	defer func(f func() (int64, error)) { memAvailable = f }(memAvailable)
+	cfg := Config{Circuit: "sha256", Constraints: 1 << 10, Backend: "cpu", Phases: "all", SRS: "random",
+		Count: 2, Pipeline: true, Counters: "off"}
+	run := func(avail func() (int64, error)) (*pipelineSink, string) {
+		memAvailable = avail
+		var logs bytes.Buffer
+		c := cfg
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		var sink pipelineSink
+		if err := Run(context.Background(), c, &sink); err != nil {
+			t.Fatal(err)
+		}
+		return &sink, logs.String()
+	}
+
+	sink, logs := run(func() (int64, error) { return 64 << 10, nil })
+	// 1,024 constraints: a 2,048 domain (2^11 ≥ constraints + inputs),
+	// so two systems hold 2 × (aux + 3 × 2,048) × 32 B, some 7 MiB.
+	reason := sink.info.PipelineOff
+	if !regexp.MustCompile(`^host memory: two constraint systems need 7\.[0-9]+MiB, 64\.00KiB available$`).MatchString(reason) ||
+		len(sink.throughput) != 0 || len(sink.proofs) != 2 {
+		t.Fatalf("64 KiB available: pipeline off %q, %d throughputs, %d proofs; want the two sizes, no throughput, 2 proofs",
+			reason, len(sink.throughput), len(sink.proofs))
+	}
+	if !strings.Contains(logs, `level=WARN msg="pipeline off: proving one after another" reason="`+reason+`"`) {
+		t.Errorf("log does not warn that the pipeline is off, with the reason:\n%s", logs)
+	}
+	total0 := sink.proofs[0].Measurements[len(sink.proofs[0].Measurements)-1]
+	synth1 := sink.proofs[1].Measurements[0]
+	if synth1.Phase != PhaseSynthesis || synth1.Start.Before(total0.End()) || synth1.Lane != "" {
+		t.Errorf("proof 2's %s (lane %q) began at %v, proof 1 ended at %v; want synthesis on the proof's own lane after it", synth1.Phase, synth1.Lane, synth1.Start, total0.End())
+	}
+	if _, ok := synth1.Metric("B/op"); !ok {
+		t.Errorf("proof 2's synthesis has no B/op; proofs one after another carry the process's counters")
+	}
+	var out bytes.Buffer
+	if err := WriteHeader(&out, Header{Backend: "cpu", Pipeline: "off: " + reason}); err != nil || !strings.Contains(out.String(), "\npipeline: off: "+reason+"\n") {
+		t.Errorf("header %q (%v); want the line pipeline: off: %s", out.String(), err, reason)
+	}
+
+	sink, logs = run(func() (int64, error) { return 0, errors.New("planted: no /proc") })
+	if sink.info.PipelineOff != "" || len(sink.throughput) != 1 ||
+		!strings.Contains(logs, `msg="pipeline: host memory not checked" err="planted: no /proc"`) {
+		t.Errorf("unreadable memory: pipeline off %q, %d throughputs, log:\n%s\nwant the pipeline run and the log to say memory was not checked",
+			sink.info.PipelineOff, len(sink.throughput), logs)
+	}
 }

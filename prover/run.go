@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/perf/benchunit"
+
 	"github.com/perfbot/perfbot/prover/circuit"
 	"github.com/perfbot/perfbot/prover/gpu"
 	"github.com/perfbot/perfbot/prover/groth16"
@@ -32,6 +34,10 @@ type Info struct {
 	GPU         string // the device's name when the GPU backend runs
 	SRS         string // "setup" or "random"
 	Keys        string // where the keys came from: "cache", "setup", "random"; "" for synthesis only
+	// PipelineOff says why --pipeline was asked for and the proofs were
+	// proved one after another instead; "" when it was not asked for or
+	// ran.
+	PipelineOff string
 }
 
 // A ProofResult is one measured proof: one Measurement per phase that ran,
@@ -69,7 +75,9 @@ var ErrProofInvalid = errors.New("proof did not verify")
 // phase measured on its own. With Phases "synthesis" only synthesis runs.
 // With cfg.Pipeline the warm-ups run one after another as always and the
 // measured proofs in a pipeline (runPipeline), whose Throughput goes to a
-// PipelineSink after the last proof.
+// PipelineSink after the last proof; when the host's available memory
+// cannot hold the second constraint system a pipeline keeps alive, the
+// proofs run one after another instead, and Info.PipelineOff says why.
 func Run(ctx context.Context, cfg Config, sink Sink) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -122,7 +130,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		"synthesis_threads", cfg.threads())
 
 	hint := r1cs.Sizes{Constraints: shape.NumConstraints(), Inputs: shape.NumInputs(), Aux: shape.NumAux(),
-		LCStorage: cfg.lcStorage(), Threads: cfg.threads()}
+		LCStorage: cfg.lcStorage(), Threads: cfg.threads(), Pool: r1cs.NewPool()}
 
 	// Nothing reads shape after loadKeys, so its matrices can be collected
 	// as soon as the keys no longer need them: with random keys, before
@@ -150,6 +158,13 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		live, pct := tuneGC()
 		log.Info("garbage collector", "live_mib", live>>20, "gogc", pct)
 	}
+	pipeline := cfg.Pipeline
+	if pipeline && keys != nil {
+		if reason := pipelineMemory(log, hint); reason != "" {
+			pipeline, info.PipelineOff = false, reason
+			log.Warn("pipeline off: proving one after another", "reason", reason)
+		}
+	}
 
 	// report hands measured proof i (from 0) of count to the sink.
 	report := func(i, count int, res ProofResult) error {
@@ -159,7 +174,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		return sink.Proof(res)
 	}
 	// proofs runs warm warm-ups, one after another, and then count
-	// measured proofs, pipelined with cfg.Pipeline.
+	// measured proofs, pipelined when pipeline is on.
 	proofs := func(warm, count int) error {
 		m.marking = false
 		for i := range warm {
@@ -170,7 +185,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 			total := res.Measurements[len(res.Measurements)-1].Elapsed
 			log.Info("warm-up proof", "n", i+1, "total", total.Round(time.Millisecond))
 		}
-		if cfg.Pipeline && count > 0 {
+		if pipeline && count > 0 {
 			return runPipeline(ctx, m, log, sink, count, warm+1,
 				func(ctx context.Context) (witness, error) { return synthesize(ctx, m, cfg, circ, hint) },
 				func(ctx context.Context, w witness) (ProofResult, error) {
@@ -190,7 +205,7 @@ func Run(ctx context.Context, cfg Config, sink Sink) error {
 		}
 		return nil
 	}
-	if cfg.Pipeline {
+	if pipeline {
 		log.Info("pipeline: phase lines carry time and sizes only",
 			"reason", "the phases of two proofs overlap and the process's counters (B/op, allocs, page faults, perf counters) cannot be split between them; "+
 				"they go on the pipeline line, per proof over the whole pipeline")
@@ -277,21 +292,58 @@ const PeakRSSUnit = "peak-rss-B/op"
 // ru_maxrss could be the runner's. Without /proc, ru_maxrss (KiB on
 // Linux).
 func peakRSS() int64 {
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				if err == nil {
-					return kib << 10
-				}
-			}
-		}
+	if b, err := procBytes("/proc/self/status", "VmHWM"); err == nil {
+		return b
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return int64(ru.Maxrss) * 1024
+}
+
+// pipelineMemory returns why a pipeline of proofs of hint's size would
+// not fit the host's memory, or "" when it would or that cannot be told.
+// A pipeline keeps two constraint systems alive (the one proved and the
+// next, each its witness and A, B, C over the domain: 3.6 GB at 2^24)
+// where proofs one after another keep one; the check runs once the keys
+// are made, when neither exists yet, against the kernel's estimate of the
+// memory it can give without swapping (MemAvailable).
+func pipelineMemory(log *slog.Logger, hint r1cs.Sizes) string {
+	need := 2 * hint.ProveBytes()
+	avail, err := memAvailable()
+	if err != nil {
+		log.Warn("pipeline: host memory not checked", "err", err)
+		return ""
+	}
+	if avail >= need {
+		return ""
+	}
+	return fmt.Sprintf("host memory: two constraint systems need %sB, %sB available",
+		benchunit.Scale(float64(need), benchunit.Binary), benchunit.Scale(float64(avail), benchunit.Binary))
+}
+
+// memAvailable returns the host's available memory in bytes
+// (/proc/meminfo's MemAvailable). A variable for tests, which cannot
+// shrink the machine.
+var memAvailable = func() (int64, error) { return procBytes("/proc/meminfo", "MemAvailable") }
+
+// procBytes reads the line "key: N kB" of a /proc file, in bytes.
+func procBytes(path, key string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%s: %s %q: %w", path, key, strings.TrimSpace(v), err)
+			}
+			return kib << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("%s has no %s line", path, key)
 }
 
 type keyPair struct {
@@ -373,6 +425,8 @@ func synthesize(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256C
 // the second half of proveOnce. The total line carries the process's peak
 // RSS so far; --verify's check comes after the total.
 func prove(ctx context.Context, m *meter, cfg Config, circ *circuit.SHA256Chain, keys *keyPair, rng *rand.Rand, eng groth16.Engine, w witness) (ProofResult, error) {
+	// The next proof's synthesis writes into this one's memory (Sizes.Pool).
+	defer w.cs.Release()
 	res := ProofResult{Measurements: []Measurement{w.synth}}
 	var proof *groth16.Proof
 	if keys != nil {

@@ -76,6 +76,9 @@ sets Go's garbage collector to let garbage grow by a quarter of what is
 live or 1 GiB, whichever is more, up to Go's default (GOGC=100, garbage as
 large as what is live): at 2^24 constraints the default let some 12 GB of
 garbage accumulate beside the proving key. A GOGC in the environment wins.
+A proof's witness and its A, B and C evaluations are written into the
+memory of a proof that is done (3.6 GB a proof at 2^24), so only the first
+proof's synthesis allocates them (two sets with --pipeline).
 
 --pipeline proves the --count proofs (at least 2; not with --phases
 synthesis) in a pipeline: the synthesis of proof n+1 runs while proof n is
@@ -93,7 +96,11 @@ the pipeline's throughput:
 
 K iterations (the proofs), the wall time per proof, proofs per second, the
 peak RSS, then the process's counters over the whole pipeline per proof.
---verify verifies every proof, between proofs, inside the wall time.`,
+--verify verifies every proof, between proofs, inside the wall time.
+When the host's available memory (MemAvailable) cannot hold two
+constraint systems, the proofs run one after another instead: a warning
+says so with the sizes, the header gets a line "pipeline: off: host
+memory: …" and no pipeline line is printed.`,
 		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
   perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
   perfbot prove --constraints 65536 --phases synthesis --count 20
@@ -259,6 +266,9 @@ func (s *benchSink) Start(info prover.Info) error {
 	s.run = info
 	h := prover.HostHeader(info.Backend, info.GPU, info.SRS)
 	h.LCStorage = cmp.Or(s.cfg.LCStorage, prover.LCStorages[0])
+	if info.PipelineOff != "" {
+		h.Pipeline = "off: " + info.PipelineOff
+	}
 	return prover.WriteHeader(s.w, h)
 }
 

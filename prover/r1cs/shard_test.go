@@ -279,3 +279,100 @@ func TestNewSystemMakesTheSameSlicesOnThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestAPooledSystemIsTheFreshOneInTheLastOnesMemory: systems made from a
+// Pool after a release are synthesized (sharded and sequentially) into
+// the released memory and equal, bit for bit, a system made fresh, though
+// the memory holds another chain's values and, past the constraints, what
+// the quotient wrote there; TakeEvaluations still zeroes the tail. A set
+// too small for the next system is not taken, and a Release without a
+// Pool, or of a shard, gives nothing back.
+func TestAPooledSystemIsTheFreshOneInTheLastOnesMemory(t *testing.T) {
+	t.Parallel()
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 2))
+	const segments, steps, domain = 5, 12, 64
+	n := 1 + segments*steps
+	pool := NewPool()
+	sizes := Sizes{Constraints: n, Domain: domain, Inputs: 2, Aux: n - 1, Pool: pool}
+	var lastA *fr.Element
+	for round := range 4 {
+		s := newSquares(rng, segments, steps)
+		var cs *System
+		if round%2 == 0 {
+			cs = s.sharded(t, sizes)
+		} else {
+			cs = s.sequential(sizes)
+		}
+		fresh := s.sequential(Sizes{Constraints: n, Domain: domain, Inputs: 2, Aux: n - 1})
+		if err := SameSystem(fresh, cs); err != nil {
+			t.Fatalf("seed %d, round %d: pooled system differs from a fresh one: %v", seed, round, err)
+		}
+		if round > 0 && &cs.a[0] != lastA {
+			t.Errorf("round %d: A's evaluations are in new memory; want the released system's", round)
+		}
+		a, b, c, ok := cs.TakeEvaluations(domain)
+		if !ok {
+			t.Fatalf("round %d: TakeEvaluations(%d) refused a capacity of %d", round, domain, cap(cs.a))
+		}
+		for i := n; i < domain; i++ {
+			if !a[i].IsZero() || !b[i].IsZero() || !c[i].IsZero() {
+				t.Fatalf("seed %d, round %d: evaluation %d past the constraints is not zero", seed, round, i)
+			}
+		}
+		for i := range a { // as the quotient does: h over A's memory
+			a[i] = randValue(rng)
+		}
+		lastA = &a[0]
+		cs.Release()
+		if pool.Len() != 1 || cs.a != nil || cs.aux != nil {
+			t.Fatalf("round %d: after Release the pool holds %d sets, the system still has %d evaluations and %d aux; want 1, 0 and 0",
+				round, pool.Len(), len(cs.a), len(cs.aux))
+		}
+	}
+
+	// A larger system does not take the smaller set.
+	big := NewSystem(Prove, Sizes{Constraints: 2 * domain, Aux: n, Pool: pool})
+	if pool.Len() != 1 || cap(big.a) != 2*domain {
+		t.Errorf("a system of %d constraints from a pool of one %d-evaluation set: %d left in the pool, capacity %d; want 1 left and new memory",
+			2*domain, domain, pool.Len(), cap(big.a))
+	}
+
+	// Without a Pool, and for a shard, Release gives nothing back.
+	other := NewPool()
+	plain := NewSystem(Prove, Sizes{Constraints: n, Aux: n})
+	plain.Release()
+	parent := NewSystem(Prove, Sizes{Constraints: n, Aux: n, Pool: other})
+	shards, err := parent.Shards([]ShardSpec{{Constraints: 1, Aux: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards[0].Release()
+	if cap(plain.a) != n || other.Len() != 0 {
+		t.Errorf("Release without a pool left %d evaluations' room (want %d, untouched); a shard's put %d sets in its parent's pool (want 0)",
+			cap(plain.a), n, other.Len())
+	}
+	parent.Release()
+	if other.Len() != 1 {
+		t.Errorf("the parent's release put %d sets in the pool; want 1", other.Len())
+	}
+}
+
+// TestProveBytesCountsAuxAndTheEvaluationsOverTheDomain: 32 bytes an aux
+// value and three evaluation vectors over the larger of the constraint
+// count and the domain.
+func TestProveBytesCountsAuxAndTheEvaluationsOverTheDomain(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		sizes Sizes
+		want  int64
+	}{
+		{Sizes{Constraints: 10, Aux: 7}, (7 + 30) * 32},
+		{Sizes{Constraints: 10, Domain: 16, Aux: 7}, (7 + 48) * 32},
+		{Sizes{Constraints: 1 << 24, Domain: 1 << 25, Aux: 1 << 24}, (1<<24 + 3<<25) * 32},
+	} {
+		if got := c.sizes.ProveBytes(); got != c.want {
+			t.Errorf("%+v: %d bytes, want %d", c.sizes, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package r1cs
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,6 +155,11 @@ type System struct {
 	inline  [3][InlineTerms]Term
 	path    []frame
 
+	// pool takes the Prove-mode slices back on Release (Sizes.Pool);
+	// taken holds A, B and C's once TakeEvaluations has handed them over.
+	pool  *Pool
+	taken *proveSlices
+
 	// A shard's place in its parent (see Shards): nil and 0 for a
 	// System that is not a shard.
 	parent *System
@@ -173,6 +179,10 @@ type Sizes struct {
 	// LCStorage is how the combinations Begin hands out keep their
 	// terms; the zero value is LCHeap.
 	LCStorage LCStorage
+	// Pool, when not nil, gives a Prove-mode System the slices of one
+	// that was released (System.Release) instead of new ones, and takes
+	// them back when it is released in turn.
+	Pool *Pool
 	// Threads, above 1, has NewSystem make the Prove-mode slices (A, B
 	// and C's evaluations and the aux values) on goroutines of their own,
 	// at once. Go zeroes a large allocation that reuses freed memory on
@@ -184,12 +194,26 @@ type Sizes struct {
 	Threads int
 }
 
+// ProveBytes returns the memory of a Prove-mode System of these sizes:
+// its aux values and A, B and C's evaluations (over the domain when
+// Domain is larger than Constraints), 32 bytes each.
+func (s Sizes) ProveBytes() int64 {
+	return int64(s.Aux+3*max(s.Constraints, s.Domain)) * fr.Bytes
+}
+
 // NewSystem returns an empty System in the given mode, holding only the
 // input One.
 func NewSystem(mode Mode, hint Sizes) *System {
 	cs := &System{mode: mode, storage: hint.LCStorage}
 	cs.inputs = make([]fr.Element, 1, max(1, hint.Inputs))
 	cs.inputs[0].SetOne()
+	if mode == Prove && hint.Pool != nil {
+		cs.pool = hint.Pool
+		if buf, ok := hint.Pool.take(hint.Aux, max(hint.Constraints, hint.Domain)); ok {
+			cs.aux, cs.a, cs.b, cs.c = buf.aux, buf.a, buf.b, buf.c
+			return cs
+		}
+	}
 	if mode&Prove != 0 && hint.Threads > 1 {
 		cs.makeProveSlices(hint)
 	} else {
@@ -360,11 +384,79 @@ func (cs *System) TakeEvaluations(n int) (a, b, c []fr.Element, ok bool) {
 		return nil, nil, nil, false
 	}
 	a, b, c = cs.a[:n], cs.b[:n], cs.c[:n]
-	clear(a[m:]) // zero already unless the memory was written past len
+	clear(a[m:]) // zero already unless the memory was written past len (a pooled slice was)
 	clear(b[m:])
 	clear(c[m:])
+	if cs.pool != nil {
+		cs.taken = &proveSlices{a: a, b: b, c: c}
+	}
 	cs.a, cs.b, cs.c = nil, nil, nil
 	return a, b, c, true
+}
+
+// Release gives the System's Prove-mode slices (its aux values and A, B
+// and C's evaluations, also those TakeEvaluations handed over) back to
+// the Pool it was made with, for the next System; without a Pool it does
+// nothing. Nothing may read the System, or the slices it handed over,
+// after: the next System overwrites them. A shard is released with its
+// parent, not on its own.
+func (cs *System) Release() {
+	if cs.pool == nil || cs.parent != nil {
+		return
+	}
+	buf := proveSlices{aux: cs.aux, a: cs.a, b: cs.b, c: cs.c}
+	if cs.taken != nil {
+		buf.a, buf.b, buf.c = cs.taken.a, cs.taken.b, cs.taken.c
+	}
+	cs.pool.put(buf)
+	cs.pool, cs.taken = nil, nil
+	cs.aux, cs.a, cs.b, cs.c = nil, nil, nil, nil
+}
+
+// A Pool keeps the Prove-mode slices of released Systems (Sizes.Pool) so
+// that proving the same circuit again writes its witness and evaluations
+// into memory already mapped: at 2^24 constraints over a 2^25 domain they
+// are 3.6 GB a proof, which Go zeroes when it makes them and the kernel
+// faults in page by page where Go had returned them to it. A Pool holds
+// what was released and not taken again: as many sets as Systems were
+// alive at once. Its methods are safe for concurrent use.
+type Pool struct {
+	mu   sync.Mutex
+	free []proveSlices
+}
+
+// proveSlices are a Prove-mode System's slices.
+type proveSlices struct{ aux, a, b, c []fr.Element }
+
+// NewPool returns an empty Pool.
+func NewPool() *Pool { return &Pool{} }
+
+// take returns a released set whose capacities hold aux values and n
+// evaluations, emptied (length 0), and removes it from the pool.
+func (p *Pool) take(aux, n int) (proveSlices, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, buf := range p.free {
+		if cap(buf.aux) >= aux && cap(buf.a) >= n && cap(buf.b) >= n && cap(buf.c) >= n {
+			p.free = slices.Delete(p.free, i, i+1)
+			return proveSlices{aux: buf.aux[:0], a: buf.a[:0], b: buf.b[:0], c: buf.c[:0]}, true
+		}
+	}
+	return proveSlices{}, false
+}
+
+// put adds a released set.
+func (p *Pool) put(buf proveSlices) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, buf)
+}
+
+// Len returns how many released sets the pool holds.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free)
 }
 
 // Evaluations returns A, B and C evaluated at the witness, one element per
