@@ -688,20 +688,6 @@ static void print_header() {
   printf("\n%-12s %10s %10s  %-5s  %s\n", "what", "n", "median ms", "check", "steps (last run)");
 }
 
-// prefix_dots returns Σ_{i<n} s_i·(a + i·b) for each n of ns (ascending):
-// the discrete log of the MSM of make_points' first n points.
-static std::vector<HFr> prefix_dots(const std::vector<HFr> &s, const HFr &a, const HFr &b,
-                                    const std::vector<uint64_t> &ns) {
-  std::vector<HFr> out;
-  HFr acc = HFr::zero(), l = a;
-  size_t k = 0;
-  for (uint64_t i = 0; k < ns.size() && i < s.size(); i++, l = l + b) {
-    acc = acc + s[i] * l;
-    for (; k < ns.size() && i + 1 == ns[k]; k++) out.push_back(acc);
-  }
-  return out;
-}
-
 static void bench(Gpu &g, int max_log, bool only_ntt) {
   use_stream(6);
   auto steps = [](const perfbot_cuda_timings &t) {
@@ -726,7 +712,7 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
   auto scal = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
-  auto dots = prefix_dots(scal, la, lb, ns);
+  auto dots = ref::prefix_dots(scal, la, lb, ns);
   for (size_t k = 0; k < ns.size(); k++) {
     uint64_t n = ns[k];
     RP want = ref::mul(RP::from(g1), dots[k]);
@@ -816,7 +802,7 @@ static void bench_g2(Gpu &g, int max_log) {
   auto scal = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
-  auto dots = prefix_dots(scal, la, lb, ns);
+  auto dots = ref::prefix_dots(scal, la, lb, ns);
   for (size_t k = 0; k < ns.size(); k++) {
     uint64_t n = ns[k];
     int log_n = 16 + 2 * (int)k;

@@ -205,20 +205,6 @@ static std::vector<HA> make_points(uint64_t n, HFr *a, HFr *b) {
   return out;
 }
 
-// prefix_dots returns Σ_{i<n} s_i·(a + i·b) for each n of ns (ascending):
-// the discrete log of the MSM of the first n points.
-static std::vector<HFr> prefix_dots(const std::vector<HFr> &s, const HFr &a, const HFr &b,
-                                    const std::vector<uint64_t> &ns) {
-  std::vector<HFr> out;
-  HFr acc = HFr::zero(), l = a;
-  size_t k = 0;
-  for (uint64_t i = 0; k < ns.size() && i < s.size(); i++, l = l + b) {
-    acc = acc + s[i] * l;
-    for (; k < ns.size() && i + 1 == ns[k]; k++) out.push_back(acc);
-  }
-  return out;
-}
-
 // same_point compares two Jacobian points without an inversion:
 // X1·Z2² = X2·Z1² and Y1·Z2³ = Y2·Z1³ (Z = 0 is infinity).
 static bool same_point(HJ p, HJ q) {
@@ -290,7 +276,7 @@ static void bench_msm(perfbot_cuda_ctx *ctx, const Options &o) {
   auto scalars = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int k : o.sizes) ns.push_back(uint64_t(1) << k);
-  auto dots = prefix_dots(scalars, a, b, ns);
+  auto dots = ref::prefix_dots(scalars, a, b, ns);
   const RP G = RP::from(generator());
   for (size_t k = 0; k < ns.size(); k++) {
     const uint64_t n = ns[k];
