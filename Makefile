@@ -22,8 +22,10 @@ BENCHOUT  ?= $(BUILD)/bench
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
 NVFLAGS   ?= -O3 -std=c++17 -arch=$(CUDA_ARCH) -lineinfo
-# ref_affine.h is the self-test's alone: editing it rebuilds the self-test, not the library.
-CUDA_SRC  := $(filter-out cuda/ref_affine.h,$(wildcard cuda/*.cuh cuda/*.h))
+# ref_affine.h and host_inputs.h are the self-test's (and the host checks'
+# and the sppark benchmark's) alone: editing them rebuilds those, not the library.
+HOST_SRC  := cuda/ref_affine.h cuda/host_inputs.h
+CUDA_SRC  := $(filter-out $(HOST_SRC),$(wildcard cuda/*.cuh cuda/*.h))
 
 all: build
 
@@ -139,7 +141,7 @@ $(BUILD)/libperfbot_cuda.so: cuda/perfbot_cuda.cu $(CUDA_SRC)
 	$(NVCC) $(NVFLAGS) -shared -Xcompiler -fPIC -o $@ cuda/perfbot_cuda.cu
 
 # The self-test compiles beside the library (make -j) and links to it.
-$(BUILD)/selftest.o: cuda/selftest.cu cuda/ref_affine.h $(CUDA_SRC)
+$(BUILD)/selftest.o: cuda/selftest.cu $(HOST_SRC) $(CUDA_SRC)
 	@mkdir -p $(BUILD)
 	$(NVCC) $(NVFLAGS) -c -o $@ cuda/selftest.cu
 
@@ -194,7 +196,7 @@ $(SPPARK_BUILD)/all_gpus.o: $(SPPARK)/util/all_gpus.cpp
 	@mkdir -p $(SPPARK_BUILD)
 	$(NVCC) $(NVFLAGS) $(SPPARK_FLAGS) -c -o $@ $<
 
-$(SPPARK_BUILD)/side_by_side.o: bench/sppark/side_by_side.cu bench/sppark/sppark_side.h cuda/ref_affine.h $(CUDA_SRC)
+$(SPPARK_BUILD)/side_by_side.o: bench/sppark/side_by_side.cu bench/sppark/sppark_side.h $(HOST_SRC) $(CUDA_SRC)
 	@mkdir -p $(SPPARK_BUILD)
 	$(NVCC) $(NVFLAGS) -I cuda -c -o $@ $<
 

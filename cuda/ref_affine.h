@@ -137,21 +137,5 @@ template <class F> bool on_curve(const Point<F> &p) {
   return p.y * p.y == p.x * p.x * p.x + curve_b((const F *)nullptr);
 }
 
-// prefix_dots returns Σ_{i<n} s_i·(a + i·b) for each n of ns (ascending):
-// the discrete log of the MSM of the first n of the points (a + i·b)·G
-// that the self-test and the sppark benchmark make, so an MSM of them is
-// checked against (prefix_dots)·G without any curve arithmetic of n terms.
-inline std::vector<HFr> prefix_dots(const std::vector<HFr> &s, const HFr &a, const HFr &b,
-                                    const std::vector<uint64_t> &ns) {
-  std::vector<HFr> out;
-  HFr acc = HFr::zero(), l = a;
-  size_t k = 0;
-  for (uint64_t i = 0; k < ns.size() && i < s.size(); i++, l = l + b) {
-    acc = acc + s[i] * l;
-    for (; k < ns.size() && i + 1 == ns[k]; k++) out.push_back(acc);
-  }
-  return out;
-}
-
 } // namespace ref
 } // namespace pb

@@ -41,6 +41,7 @@
 
 #include "curve.cuh"
 #include "perfbot_cuda.h"
+#include "host_inputs.h"
 #include "ref_affine.h"
 
 using namespace pb;
@@ -53,16 +54,6 @@ typedef ref::Point<HFp> RP;
 typedef ref::Point<HFp2> RP2;
 
 static int failures = 0;
-static uint64_t seed;     // printed first; --seed N sets it
-static std::mt19937_64 rng; // reseeded by use_stream at each section
-
-// use_stream reseeds rng for one section of the program (k names it), from
-// the run's seed: a section's inputs then depend on the seed alone, not on
-// which sections ran before it.
-static void use_stream(uint32_t k) {
-  std::seed_seq ss{(uint32_t)seed, (uint32_t)(seed >> 32), k};
-  rng.seed(ss);
-}
 
 // The affine reference costs an inversion an addition (tens of µs), so
 // whole MSMs go through it up to this many terms; larger ones are checked
@@ -83,66 +74,6 @@ static const size_t kSampleTerms = 8;
 static void expect(bool ok, const std::string &what) {
   printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
   if (!ok) failures++;
-}
-
-// rand_fr draws a uniform element below r (rejection sampling).
-static HFr rand_fr() {
-  for (;;) {
-    HFr x;
-    for (auto &w : x.v) w = rng();
-    x.v[3] &= 0x7fffffffffffffffull; // r < 2^255
-    uint64_t borrow = 0;
-    for (int i = 0; i < 4; i++) {
-      unsigned __int128 d = (unsigned __int128)x.v[i] - HFr::modw(i) - borrow;
-      borrow = (uint64_t)(d >> 64) & 1;
-    }
-    if (borrow) return hfr_to_mont(x); // x − r borrowed: x < r
-  }
-}
-
-// fr_of returns k as an element of Fr (Montgomery form).
-static HFr fr_of(uint64_t k) {
-  HFr x = HFr::zero();
-  x.v[0] = k;
-  return hfr_to_mont(x);
-}
-
-static HA generator() {
-  const char *X = "17f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb";
-  const char *Y = "08b3f481e3aaa0f1a09e30ed741d8ae4fcf5e095d5d00af600db18cb2c04b3edd03cc744a2888ae40caa232946c5e7e1";
-  auto parse = [](const char *h, HFp &o) {
-    for (int i = 0; i < 6; i++) {
-      char buf[17];
-      memcpy(buf, h + (5 - i) * 16, 16);
-      buf[16] = 0;
-      o.v[i] = strtoull(buf, 0, 16);
-    }
-    o = hfp_to_mont(o);
-  };
-  HA g;
-  parse(X, g.x);
-  parse(Y, g.y);
-  return g;
-}
-
-// G2's generator, from the same standard (gnark-crypto's Generators()).
-static HA2 generator2() {
-  const char *h[4] = {
-      "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8",
-      "13e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e",
-      "0ce5d527727d6e118cc9cdc6da2e351aadfd9baa8cbdd3a76d429a695160d12c923ac9cc3baca289e193548608b82801",
-      "0606c4a02ea734cc32acd2b02bc28b99cb3e287e85a763af267492ab572e99ab3f370d275cec1da1aaa9075ff05f79be"};
-  HFp v[4];
-  for (int k = 0; k < 4; k++) {
-    for (int i = 0; i < 6; i++) {
-      char buf[17];
-      memcpy(buf, h[k] + (5 - i) * 16, 16);
-      buf[16] = 0;
-      v[k].v[i] = strtoull(buf, 0, 16);
-    }
-    v[k] = hfp_to_mont(v[k]);
-  }
-  return HA2{HFp2{v[0], v[1]}, HFp2{v[2], v[3]}};
 }
 
 template <class HF> static XYZZ<HF> mul(const XYZZ<HF> &p, const HFr &s_mont) {
@@ -308,21 +239,6 @@ static Jacobian<HFp2> msm_gpu2(Gpu &g, const std::vector<HA2> &p, const std::vec
   return j;
 }
 
-// ω of order 2^log_n: 7 generates Fr*, so 7^((r−1)/2^log_n).
-static HFr root_of_unity(int log_n) {
-  HFr seven = HFr::zero();
-  seven.v[0] = 7;
-  seven = hfr_to_mont(seven);
-  uint32_t e[8];
-  for (int i = 0; i < 8; i++) e[i] = FrParams::mod32(i);
-  e[0] -= 1; // r − 1 (r is odd, so no borrow)
-  // shift right by log_n
-  for (int k = 0; k < log_n; k++) {
-    for (int i = 0; i < 8; i++) e[i] = (e[i] >> 1) | (i + 1 < 8 ? e[i + 1] << 31 : 0);
-  }
-  return seven.pow(e, 8);
-}
-
 // Host reference: iterative radix-2 DIT after a bit reversal.
 static void ntt_ref(std::vector<HFr> &a, HFr w) {
   size_t n = a.size();
@@ -344,12 +260,6 @@ static void ntt_ref(std::vector<HFr> &a, HFr w) {
       }
     }
   }
-}
-
-static std::vector<HFr> rand_vec(size_t n) {
-  std::vector<HFr> v(n);
-  for (auto &x : v) x = rand_fr();
-  return v;
 }
 
 // check_copy sends bytes through the staged path (16 MiB and more) and
@@ -712,7 +622,7 @@ static void bench(Gpu &g, int max_log, bool only_ntt) {
   auto scal = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
-  auto dots = ref::prefix_dots(scal, la, lb, ns);
+  auto dots = prefix_dots(scal, la, lb, ns);
   for (size_t k = 0; k < ns.size(); k++) {
     uint64_t n = ns[k];
     RP want = ref::mul(RP::from(g1), dots[k]);
@@ -802,7 +712,7 @@ static void bench_g2(Gpu &g, int max_log) {
   auto scal = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int log_n = 16; log_n <= top; log_n += 2) ns.push_back(1ull << log_n);
-  auto dots = ref::prefix_dots(scal, la, lb, ns);
+  auto dots = prefix_dots(scal, la, lb, ns);
   for (size_t k = 0; k < ns.size(); k++) {
     uint64_t n = ns[k];
     int log_n = 16 + 2 * (int)k;
@@ -893,17 +803,6 @@ static void bench_transfers(Gpu &g) {
   fflush(stdout);
 }
 
-// parse_seed reads an unsigned decimal number that fits 64 bits.
-static bool parse_seed(const std::string &v, uint64_t *out) {
-  if (v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  char *end;
-  unsigned long long x = strtoull(v.c_str(), &end, 10);
-  if (errno == ERANGE || *end) return false;
-  *out = x;
-  return true;
-}
-
 int main(int argc, char **argv) {
   // Line-buffered, so that the seed stays the first line and stderr's
   // FAIL lines fall in place when both go to one log.
@@ -919,7 +818,7 @@ int main(int argc, char **argv) {
       continue;
     }
     std::string v = a == "--seed" ? (i + 1 < argc ? argv[++i] : "") : a.substr(7);
-    if (!parse_seed(v, &seed)) {
+    if (!parse_u64(v, &seed)) {
       fprintf(stderr, "perfbot_cuda_selftest: --seed wants an unsigned decimal number below 2^64, got '%s'\n", v.c_str());
       return 2;
     }

@@ -10,11 +10,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/perf/benchunit"
 
 	"github.com/perfbot/perfbot/prover/circuit"
@@ -292,8 +291,10 @@ const PeakRSSUnit = "peak-rss-B/op"
 // ru_maxrss could be the runner's. Without /proc, ru_maxrss (KiB on
 // Linux).
 func peakRSS() int64 {
-	if b, err := procBytes("/proc/self/status", "VmHWM"); err == nil {
-		return b
+	if p, err := procfs.Self(); err == nil {
+		if st, err := p.NewStatus(); err == nil && st.VmHWM > 0 {
+			return int64(st.VmHWM)
+		}
 	}
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -326,24 +327,19 @@ func pipelineMemory(log *slog.Logger, hint r1cs.Sizes) string {
 // memAvailable returns the host's available memory in bytes
 // (/proc/meminfo's MemAvailable). A variable for tests, which cannot
 // shrink the machine.
-var memAvailable = func() (int64, error) { return procBytes("/proc/meminfo", "MemAvailable") }
-
-// procBytes reads the line "key: N kB" of a /proc file, in bytes.
-func procBytes(path, key string) (int64, error) {
-	b, err := os.ReadFile(path)
+var memAvailable = func() (int64, error) {
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return 0, err
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %s %q: %w", path, key, strings.TrimSpace(v), err)
-			}
-			return kib << 10, nil
-		}
+	mi, err := fs.Meminfo()
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("%s has no %s line", path, key)
+	if mi.MemAvailableBytes == nil {
+		return 0, errors.New("/proc/meminfo has no MemAvailable line")
+	}
+	return int64(*mi.MemAvailableBytes), nil
 }
 
 type keyPair struct {

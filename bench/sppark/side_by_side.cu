@@ -56,6 +56,7 @@
 
 #include "curve.cuh"
 #include "perfbot_cuda.h"
+#include "host_inputs.h"
 #include "ref_affine.h"
 #include "sppark_side.h"
 
@@ -64,16 +65,6 @@ typedef Affine<HFp> HA;
 typedef Jacobian<HFp> HJ;
 typedef ref::Point<HFp> RP;
 typedef std::chrono::steady_clock Clock;
-
-static uint64_t seed;
-static std::mt19937_64 rng;
-
-// use_stream reseeds rng from the run's seed for one part of the program
-// (k names it), so that a part's inputs depend on the seed alone.
-static void use_stream(uint32_t k) {
-  std::seed_seq ss{(uint32_t)seed, (uint32_t)(seed >> 32), k};
-  rng.seed(ss);
-}
 
 #define REQUIRE(call)                                                              \
   do {                                                                             \
@@ -122,46 +113,6 @@ template <class F> static F canon(F x) {
 }
 
 static HJ canon(const HJ &j) { return HJ{canon(j.x), canon(j.y), canon(j.z)}; }
-
-// rand_fr draws a uniform element of Fr (rejection below r), Montgomery form.
-static HFr rand_fr() {
-  for (;;) {
-    HFr x;
-    for (auto &w : x.v) w = rng();
-    x.v[3] &= 0x7fffffffffffffffull; // r < 2^255
-    if (canon(x) == x) return hfr_to_mont(x);
-  }
-}
-
-static std::vector<HFr> rand_vec(size_t n) {
-  std::vector<HFr> v(n);
-  for (auto &x : v) x = rand_fr();
-  return v;
-}
-
-static HFr fr_of(uint64_t k) {
-  HFr x = HFr::zero();
-  x.v[0] = k;
-  return hfr_to_mont(x);
-}
-
-// fp_of_hex reads 96 hex digits, most significant first, into Montgomery form.
-static HFp fp_of_hex(const char *h) {
-  HFp o;
-  for (int i = 0; i < 6; i++) {
-    char buf[17];
-    memcpy(buf, h + (5 - i) * 16, 16);
-    buf[16] = 0;
-    o.v[i] = strtoull(buf, nullptr, 16);
-  }
-  return hfp_to_mont(o);
-}
-
-// G1's standard generator (gnark-crypto's, the IETF draft's).
-static HA generator() {
-  return HA{fp_of_hex("17f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb"),
-            fp_of_hex("08b3f481e3aaa0f1a09e30ed741d8ae4fcf5e095d5d00af600db18cb2c04b3edd03cc744a2888ae40caa232946c5e7e1")};
-}
 
 // gen_points writes P_i = S + i·H for i < n, affine: double-and-add over
 // the bits of i from S, in XYZZ, then one inversion a point.
@@ -276,7 +227,7 @@ static void bench_msm(perfbot_cuda_ctx *ctx, const Options &o) {
   auto scalars = rand_vec(size_t(1) << top);
   std::vector<uint64_t> ns;
   for (int k : o.sizes) ns.push_back(uint64_t(1) << k);
-  auto dots = ref::prefix_dots(scalars, a, b, ns);
+  auto dots = prefix_dots(scalars, a, b, ns);
   const RP G = RP::from(generator());
   for (size_t k = 0; k < ns.size(); k++) {
     const uint64_t n = ns[k];
@@ -324,17 +275,6 @@ static void bench_msm(perfbot_cuda_ctx *ctx, const Options &o) {
                   "window: perfbot's default, sppark's " +
                       std::to_string(spk::msm_window_bits(n)));
   }
-}
-
-// root_of_unity returns 7^((r−1)/2^log_n), the primitive 2^log_n-th root
-// our prover uses (gnark-crypto's: 7 generates Fr*), Montgomery form.
-static HFr root_of_unity(int log_n) {
-  uint32_t e[8];
-  for (int i = 0; i < 8; i++) e[i] = FrParams::mod32(i);
-  e[0] -= 1; // r − 1 (r is odd)
-  for (int k = 0; k < log_n; k++)
-    for (int i = 0; i < 8; i++) e[i] = (e[i] >> 1) | (i + 1 < 8 ? e[i + 1] << 31 : 0);
-  return fr_of(7).pow(e, 8);
 }
 
 static HFr spk_root(int log_n) {
@@ -426,17 +366,6 @@ static void bench_ntt(perfbot_cuda_ctx *ctx, const Options &o) {
                   std::string("every round's outputs equal, one checked by direct evaluation; omega = sppark's, ") +
                       (same_root ? "which is ours, 7^((r-1)/2^k)" : "which is NOT ours, 7^((r-1)/2^k)"));
   }
-}
-
-// parse_u64 reads an unsigned decimal number that fits 64 bits.
-static bool parse_u64(const std::string &v, uint64_t *out) {
-  if (v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string::npos) return false;
-  errno = 0;
-  char *end;
-  unsigned long long x = strtoull(v.c_str(), &end, 10);
-  if (errno == ERANGE || *end) return false;
-  *out = x;
-  return true;
 }
 
 static const char *kUsage =

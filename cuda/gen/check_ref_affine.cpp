@@ -27,6 +27,7 @@
 
 #include "curve.cuh"
 #include "vectors.h"
+#include "host_inputs.h"
 #include "ref_affine.h"
 
 using namespace pb;
@@ -74,19 +75,6 @@ static int check_vectors(const char *path) {
 
 // --- G1 ---
 
-// fp_hex reads a standard-form Fp from 96 hex digits, big-endian (as the
-// BLS12-381 standard and gnark-crypto's Bytes() write it).
-static HFp fp_hex(const char *h) {
-  HFp o;
-  for (int i = 0; i < 6; i++) {
-    char buf[17];
-    memcpy(buf, h + (5 - i) * 16, 16);
-    buf[16] = 0;
-    o.v[i] = strtoull(buf, 0, 16);
-  }
-  return hfp_to_mont(o);
-}
-
 static R1 g1_hex(const char *x, const char *y) { return R1{fp_hex(x), fp_hex(y), false}; }
 
 // The group order r, standard form, low word first.
@@ -113,8 +101,7 @@ static XYZZ<HFp> xyzz_mul(const XYZZ<HFp> &p, const HFr &k_mont) {
 }
 
 static void check_g1() {
-  R1 g = g1_hex("17f1d3a73197d7942695638c4fa9ac0fc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb",
-                "08b3f481e3aaa0f1a09e30ed741d8ae4fcf5e095d5d00af600db18cb2c04b3edd03cc744a2888ae40caa232946c5e7e1");
+  R1 g = g1_hex(kG1X, kG1Y);
   expect(ref::on_curve(g), "G1 generator on the curve");
   // gnark-crypto v0.22.0: G1Affine.Double(G), Add(2G, G), and
   // ScalarMultiplication(G, k) for k = 0x1234567890abcdef repeated 4 times.
@@ -210,11 +197,7 @@ static void check_g1() {
 // --- G2 beyond the vectors ---
 
 static void check_g2_order() {
-  const char *h[4] = {
-      "024aa2b2f08f0a91260805272dc51051c6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8",
-      "13e02b6052719f607dacd3a088274f65596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e",
-      "0ce5d527727d6e118cc9cdc6da2e351aadfd9baa8cbdd3a76d429a695160d12c923ac9cc3baca289e193548608b82801",
-      "0606c4a02ea734cc32acd2b02bc28b99cb3e287e85a763af267492ab572e99ab3f370d275cec1da1aaa9075ff05f79be"};
+  const char *const *h = kG2;
   R2 g{HFp2{fp_hex(h[0]), fp_hex(h[1])}, HFp2{fp_hex(h[2]), fp_hex(h[3])}, false};
   expect(ref::on_curve(g), "G2 generator on the curve");
   uint64_t r[4], rm1[4];

@@ -660,12 +660,16 @@ func BenchmarkMultiExpG1(b *testing.B) {
 	}
 }
 
-func BenchmarkMultiExpG1Reference(b *testing.B) {
+func BenchmarkMultiExpG1Reference(b *testing.B) { benchReference(b, randomPoints, refMSM) }
+
+// benchReference times gnark-crypto's MSM (msm) on benchInputs' points
+// and scalars at each of benchSizes.
+func benchReference[P, R any](b *testing.B, fresh func(testing.TB, int) []P, msm func(testing.TB, []P, []fr.Element) R) {
 	for _, logN := range benchSizes(b) {
-		p, s := benchInputs(b, logN, randomPoints)
+		p, s := benchInputs(b, logN, fresh)
 		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
 			for b.Loop() {
-				refMSM(b, p, s)
+				msm(b, p, s)
 			}
 		})
 	}
@@ -716,16 +720,7 @@ func BenchmarkMultiExpG2(b *testing.B) {
 	}
 }
 
-func BenchmarkMultiExpG2Reference(b *testing.B) {
-	for _, logN := range benchSizes(b) {
-		p, s := benchInputs(b, logN, randomPointsG2)
-		b.Run(fmt.Sprintf("points=2^%d", logN), func(b *testing.B) {
-			for b.Loop() {
-				refMSMG2(b, p, s)
-			}
-		})
-	}
-}
+func BenchmarkMultiExpG2Reference(b *testing.B) { benchReference(b, randomPointsG2, refMSMG2) }
 
 // benchSizes reads PERFBOT_BENCH_MAXLOG: 2^20 up to 2^max in steps of 4×.
 func benchSizes(b *testing.B) []int {

@@ -1,11 +1,10 @@
 package execute
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"strconv"
+
+	"github.com/prometheus/procfs"
 )
 
 // Peak RSS comes from the rusage of the benchmark's exit, which has a
@@ -27,22 +26,18 @@ func resetOwnPeakRSS() {
 // ownPeakRSS returns this process's high-water RSS mark in bytes
 // (VmHWM in /proc/self/status).
 func ownPeakRSS() (uint64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := procfs.Self()
 	if err != nil {
 		return 0, err
 	}
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		if v, ok := bytes.CutPrefix(s.Bytes(), []byte("VmHWM:")); ok {
-			v = bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))
-			kib, err := strconv.ParseUint(string(v), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("parse VmHWM %q: %w", v, err)
-			}
-			return kib << 10, nil
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+	if st.VmHWM == 0 {
+		return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+	}
+	return st.VmHWM, nil
 }
 
 // peakRSS judges the child's peak RSS in bytes against perfbot's own peak
