@@ -17,7 +17,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check
+.PHONY: all build compare test test-tools bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -51,10 +51,15 @@ compare:
 # PERFBOT_REQUIRE_READER_TOOLS for the readers' real-tool tests (Google
 # Benchmark, hyperfine, cargo with Debian's criterion). Last, the test
 # build's planted slowdowns (-tags perfbot_test_hooks, bench/gpu-set.sh).
-test: cuda-host-check
+# test-tools checks those tools first and, as root, installs what is
+# missing (scripts/test-tools.sh: the one list, which .ci/run uses too).
+test: test-tools cuda-host-check
 	$(GO) vet ./...
 	PERFBOT_REQUIRE_POSTGRES=1 PERFBOT_REQUIRE_VALGRIND=1 PERFBOT_REQUIRE_CHROMIUM=1 PERFBOT_REQUIRE_SYSTEMD=1 PERFBOT_REQUIRE_READER_TOOLS=1 scripts/with-postgres.sh $(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -tags perfbot_test_hooks -run 'TestTestBuildPlants' ./prover
+
+test-tools:
+	scripts/test-tools.sh
 
 # What of the CUDA backend the host can check without a GPU or the CUDA
 # toolkit (CI has neither): the NTT kernel's rounds against a plain DFT and

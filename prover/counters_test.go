@@ -180,9 +180,14 @@ func TestCounterTaskClockMatchesTheCPUTimeOfABusyLoop(t *testing.T) {
 	if tc < 0.98*spun.Seconds() {
 		t.Errorf("task-clock-sec/op = %.4f, less than the loop's own CPU time %.4f", tc, spun.Seconds())
 	}
-	if d := math.Abs(tc - cpu.Seconds()); d > 0.05*cpu.Seconds()+0.003 {
-		t.Errorf("task-clock-sec/op = %.4f, %.4fs away from the process's CPU time %.4f (getrusage): want within 5%% + 3 ms",
-			tc, d, cpu.Seconds())
+	// The counters are read inside the getrusage window, so they cannot
+	// hold more than the process used in it. How much less depends on
+	// what else the process did around the phase (the runtime's own
+	// threads, more of it on a busy machine), so that side is not bounded
+	// here: TestCountersCoverEveryThread checks that other threads' time
+	// is counted.
+	if tc > cpu.Seconds()+0.001 {
+		t.Errorf("task-clock-sec/op = %.4f, more than the process's CPU time %.4f (getrusage) around the phase", tc, cpu.Seconds())
 	}
 }
 

@@ -871,6 +871,9 @@ func (b *bisection) save(ctx context.Context, lastGood, firstBad workspace.Commi
 	if err != nil {
 		return 0, fmt.Errorf("encode report: %w", err)
 	}
+	if err := b.ss.begin(ctx); err != nil {
+		return 0, fmt.Errorf("store comparison: %w", err)
+	}
 	id, err := b.r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: b.ws.Source(), BaseSHA: lastGood.SHA, HeadSHA: firstBad.SHA, CreatedAt: time.Now(),
 		Verdict: string(rep.Verdict), Inputs: string(inputs), Report: string(reportJSON), Markdown: md.String(),

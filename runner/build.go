@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -248,6 +249,33 @@ func (b *Builder) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return b.Logger
+}
+
+// Estimate says how long building commit sha with cfg's build commands
+// would take here: nothing when a build of it is cached, else the median
+// duration of this data directory's finished builds of the same commands
+// (other commits). ok is false when there is none to judge by.
+func (b *Builder) Estimate(ws *workspace.Workspace, sha string, cfg *Config) (d time.Duration, ok bool) {
+	res := BuildResult{SHA: sha, BuildHash: cfg.BuildHash()}
+	builds := filepath.Join(ws.DataDir(), "builds")
+	res.OutDir = filepath.Join(builds, sha+"-"+res.BuildHash[:12])
+	if _, cached := readMarker(res.OutDir+".done", res); cached {
+		return 0, true
+	}
+	markers, _ := filepath.Glob(filepath.Join(builds, "*-"+res.BuildHash[:12]+".done"))
+	var ds []time.Duration
+	for _, m := range markers {
+		data, err := os.ReadFile(m)
+		var rec buildRecord
+		if err == nil && json.Unmarshal(data, &rec) == nil && rec.BuildHash == res.BuildHash && rec.Duration > 0 {
+			ds = append(ds, rec.Duration)
+		}
+	}
+	if len(ds) == 0 {
+		return 0, false
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], true
 }
 
 // readMarker returns the record of a finished build of res's key whose

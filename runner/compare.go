@@ -50,8 +50,10 @@ type CompareRequest struct {
 	// Timeout, when set, is the time the whole comparison has (a bot
 	// job's limit, compare --timeout). Compare refuses, before building,
 	// a count or a cap whose runs cannot end within it by this machine's
-	// stored runs of the config (ErrUnreachable); without stored runs it
-	// cannot tell and does not refuse.
+	// stored runs of the config (ErrUnreachable); and again, once the
+	// builds and the warm-up rounds are done and before any run is
+	// stored, by the time those took: so a timeout that cannot hold the
+	// comparison is refused having stored nothing, also without history.
 	Timeout time.Duration
 }
 
@@ -153,8 +155,13 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
 			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
 	}
+	var deadline time.Time
 	if req.Timeout > 0 {
-		if err := r.checkReachable(ctx, ws, ss, sides[0].cfgHash, count, maxCount, req.Timeout); err != nil {
+		deadline = time.Now().Add(req.Timeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		if err := r.checkReachable(ctx, ws, ss, sides, count, maxCount, req.Timeout); err != nil {
 			return nil, err
 		}
 	}
@@ -202,8 +209,19 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		ss.prog.most = len(cfg.Benchmarks) * len(sides) * (warm + design.Max)
 		ss.prog.observe = req.OnProgress
 		meter := r.startLoad(ctx)
+		warmStart := time.Now()
 		if err := ss.rounds(ctx, sides, warm, false); err != nil {
 			return nil, err
+		}
+		if !deadline.IsZero() && warm > 0 {
+			// Nothing is stored yet: the warm-up rounds just timed say
+			// whether the measured ones fit the time that is left.
+			round := time.Since(warmStart) / time.Duration(warm)
+			spent := "after the builds and " + warmRounds(warm)
+			if err := checkFits(req.Timeout, time.Until(deadline), round, spent, "a warm-up round of both sides just took", count, maxCount); err != nil {
+				meter.stop()
+				return nil, err
+			}
 		}
 		// Sequential testing: Count rounds, then batches while the report
 		// is unsettled, up to the cap; every look tests at its share of α
@@ -260,6 +278,9 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	inputs, err := marshalInputs(in, loadInputs)
 	if err != nil {
 		return nil, fmt.Errorf("encode comparison inputs: %w", err)
+	}
+	if err := ss.begin(ctx); err != nil {
+		return nil, fmt.Errorf("store comparison: %w", err)
 	}
 	id, err := r.Store.SaveComparison(ctx, &store.Comparison{
 		Repo: ws.Source(), BaseSHA: base.SHA, HeadSHA: head.SHA, CreatedAt: time.Now(),
@@ -417,16 +438,30 @@ func comparePlan(base, head workspace.Commit, source string, cfg *Config, warm, 
 // needs before it trusts their median.
 const minReachRuns = 3
 
-// checkReachable returns an error wrapping ErrUnreachable when count, or
-// maxCount, runs a side of every benchmark (after the warm-ups) would take
-// longer than timeout, by the median wall time of this machine's stored
-// runs of the config; nil when they fit or when too few runs are stored
-// to tell. Builds are not counted: a cached build takes no time, and an
-// uncached one is what the comparison must pay anyway.
-func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss *session, cfgHash string, count, maxCount int, timeout time.Duration) error {
+// checkReachable returns an error wrapping ErrUnreachable when the
+// builds of sides that are not cached, and count, or maxCount, runs a
+// side of every benchmark (after the warm-ups), would take longer than
+// timeout: builds by the median duration of this data directory's
+// earlier builds of the same build commands, runs by the median wall time
+// of this machine's stored runs of the config. Without stored runs it
+// refuses only builds that alone take longer than timeout (Compare
+// checks again once the warm-up rounds have run, by their time); with
+// neither it cannot tell and does not refuse.
+func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss *session, sides []*side, count, maxCount int, timeout time.Duration) error {
+	var builds time.Duration
+	var built []string
+	for _, s := range sides {
+		if slices.Contains(built, s.commit.SHA) {
+			continue
+		}
+		built = append(built, s.commit.SHA)
+		if d, ok := r.Builder.Estimate(ws, s.commit.SHA, s.cfg); ok {
+			builds += d
+		}
+	}
 	// Timed runs of any kind (baselines, comparisons, bisections) are as
 	// long as each other.
-	runs, err := r.Store.Runs(ctx, store.RunQuery{Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: cfgHash, Status: analysis.StatusOK, Limit: 200})
+	runs, err := r.Store.Runs(ctx, store.RunQuery{Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: sides[0].cfgHash, Status: analysis.StatusOK, Limit: 200})
 	if err != nil {
 		return fmt.Errorf("read stored runs: %w", err)
 	}
@@ -442,26 +477,68 @@ func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss
 	for _, b := range ss.cfg.Benchmarks {
 		walls := hist[analysis.Key{Benchmark: execute.ProcessBenchmark + "/benchmark=" + b.Name, Unit: "wall-sec/run"}]
 		if len(walls) < minReachRuns {
-			return nil
+			round = 0
+			break
 		}
 		sorted := slices.Sorted(slices.Values(walls))
 		round += time.Duration(sorted[len(sorted)/2] * float64(time.Second))
 	}
 	if round <= 0 {
+		if builds > timeout {
+			return fmt.Errorf("%w: the builds alone take about %v here (the median of this machine's earlier builds of this config), more than the %v given (--timeout): "+
+				"give a --timeout of more than %v", ErrUnreachable, builds.Round(100*time.Millisecond), timeout, ceilSecond(builds))
+		}
 		return nil
 	}
 	warm := ss.warmup()
-	need := func(n int) time.Duration { return 2 * time.Duration(warm+n) * round }
-	fits := int(timeout/(2*round)) - warm
+	spent := "after " + warmRounds(warm)
+	if builds > 0 {
+		spent = fmt.Sprintf("after the builds (about %v, the median of earlier builds of this config) and %s", builds.Round(100*time.Millisecond), warmRounds(warm))
+	}
+	return checkFits(timeout, timeout-builds-2*time.Duration(warm)*round, 2*round, spent,
+		"a round of both sides took, by the median of this machine's stored runs of this config,", count, maxCount)
+}
+
+// warmRounds says how many warm-up rounds run.
+func warmRounds(n int) string {
+	if n == 1 {
+		return "1 warm-up round"
+	}
+	return fmt.Sprintf("%d warm-up rounds", n)
+}
+
+// ceilSecond rounds d up to a whole second.
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
+}
+
+// checkFits returns an error wrapping ErrUnreachable when count, or the
+// cap maxCount, rounds of round each (every benchmark once on each side)
+// do not fit in left, the part of timeout that spent (what comes first:
+// the builds, the warm-up rounds) leaves; how says where round comes
+// from. Its advice is a count that fits, or the timeout the count needs
+// when not even one round fits.
+func checkFits(timeout, left, round time.Duration, spent, how string, count, maxCount int) error {
+	fits := 0
+	if left > 0 {
+		fits = int(left / round)
+	}
+	advise := func(flag string, n int) string {
+		if fits < 1 {
+			return fmt.Sprintf("not even one run a side fits: %s %d needs a --timeout of at least %v", flag, n, ceilSecond(timeout-left+time.Duration(n)*round))
+		}
+		return fmt.Sprintf("give at most %s %d, or more time", flag, fits)
+	}
 	switch {
-	case need(count) > timeout:
-		return fmt.Errorf("%w: %d runs a side (after %d warm-up) take about %v here, more than the %v given: a round of the benchmarks took %v "+
-			"(the median of this machine's stored runs of this config); give at most --count %d, or more time",
-			ErrUnreachable, count, warm, need(count).Round(time.Second), timeout, round.Round(10*time.Millisecond), max(fits, 0))
-	case need(maxCount) > timeout:
-		return fmt.Errorf("%w: the cap of %d runs a side (after %d warm-up) takes about %v here, more than the %v given: a round of the benchmarks took %v "+
-			"(the median of this machine's stored runs of this config), so an unsettled comparison would be cut off; give at most --max-count %d, or more time",
-			ErrUnreachable, maxCount, warm, need(maxCount).Round(time.Second), timeout, round.Round(10*time.Millisecond), max(fits, 0))
+	case count > fits:
+		return fmt.Errorf("%w: %d runs a side take about %v here, more than the %v that --timeout %v leaves %s (%s %v); %s",
+			ErrUnreachable, count, (time.Duration(count) * round).Round(100*time.Millisecond), max(left, 0).Round(100*time.Millisecond), timeout,
+			spent, how, round.Round(10*time.Millisecond), advise("--count", count))
+	case maxCount > fits:
+		return fmt.Errorf("%w: the cap of %d runs a side takes about %v here, more than the %v that --timeout %v leaves %s (%s %v), "+
+			"so an unsettled comparison would be cut off; %s",
+			ErrUnreachable, maxCount, (time.Duration(maxCount) * round).Round(100*time.Millisecond), max(left, 0).Round(100*time.Millisecond), timeout,
+			spent, how, round.Round(10*time.Millisecond), advise("--max-count", maxCount))
 	}
 	return nil
 }

@@ -108,7 +108,8 @@ func (ss *session) newSide(name string, commit workspace.Commit, cfg *Config) *s
 
 // session is one revision set being measured under one config.
 type session struct {
-	id     int64 // the stored session its runs belong to
+	id     int64 // the stored session its runs belong to; 0 until begin
+	label  string
 	r      *Runner
 	ws     *workspace.Workspace
 	cfg    *Config
@@ -149,12 +150,24 @@ func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *C
 		r.log().Warn("session abandoned: its process is gone; its runs are kept but not reused", "session", g.ID,
 			"kind", g.Kind, "repo", g.Repo, "label", g.Label, "started", g.StartedAt.Format(time.RFC3339))
 	}
-	ss.id, err = r.Store.BeginSession(ctx, store.Session{Repo: ws.Source(), Kind: kind, Owner: system.Owner(), Label: sessionLabel(ctx)})
-	if err != nil {
-		return nil, err
-	}
-	r.log().Info("session", "id", ss.id, "kind", kind)
+	ss.label = sessionLabel(ctx)
 	return ss, nil
+}
+
+// begin stores the session, once, before its first run or comparison is
+// stored: a session refused before that (a --timeout its runs cannot fit,
+// say) leaves no row behind.
+func (ss *session) begin(ctx context.Context) error {
+	if ss.id != 0 {
+		return nil
+	}
+	id, err := ss.r.Store.BeginSession(ctx, store.Session{Repo: ss.ws.Source(), Kind: ss.kind, Owner: system.Owner(), Label: ss.label})
+	if err != nil {
+		return err
+	}
+	ss.id = id
+	ss.r.log().Info("session", "id", ss.id, "kind", ss.kind)
+	return nil
 }
 
 // end ends the session: its runs are whole and may be reused. It runs
@@ -163,6 +176,9 @@ func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *C
 // on this host, once this process is gone, marks it abandoned.
 func (ss *session) end(ctx context.Context) {
 	ss.closeResidents()
+	if ss.id == 0 {
+		return // nothing was stored
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := ss.r.Store.EndSession(ctx, ss.id); err != nil {
@@ -409,6 +425,10 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		Spans:      run.Spans,
 		SessionID:  ss.id,
 	}
+	if err := ss.begin(ctx); err != nil {
+		return fmt.Errorf("store run of %s %s: %w", s.name, s.commit.Short(), err)
+	}
+	rec.SessionID = ss.id
 	id, err := ss.r.Store.SaveRun(ctx, rec)
 	if err != nil {
 		return fmt.Errorf("store run of %s %s: %w", s.name, s.commit.Short(), err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -376,4 +377,38 @@ func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err err
 		return 0, 0, fmt.Errorf("schema version: %w", err)
 	}
 	return current, db.latest, nil
+}
+
+// RemoveUnusedSQLite removes the SQLite database at path (and its WAL,
+// shared-memory and lock files) when nothing has been stored in it: no
+// session, run, comparison or webhook delivery. It is for a command that
+// created the file and then refused its input, so that a refusal leaves
+// no database behind. It reports whether it removed the file; a database
+// that holds anything is left as it is.
+func RemoveUnusedSQLite(ctx context.Context, path string) (bool, error) {
+	db, err := sqlx.Open(DriverSQLite, path)
+	if err != nil {
+		return false, err
+	}
+	for _, table := range []string{"sessions", "runs", "comparisons", "webhook_deliveries"} {
+		var n int
+		err := db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n)
+		if err != nil && !strings.Contains(err.Error(), "no such table") {
+			db.Close()
+			return false, fmt.Errorf("check %s for stored rows: %w", path, err)
+		}
+		if n > 0 {
+			db.Close()
+			return false, nil
+		}
+	}
+	if err := db.Close(); err != nil {
+		return false, err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false, err
+		}
+	}
+	return true, nil
 }

@@ -35,9 +35,10 @@ it would measure and measures nothing.
 --since takes a date (2026-01-31, midnight UTC), a duration back from now
 (36h, 90d, 12w) or all; commits are kept by their author date.
 
-Exit status: 0 done; 2 bad input (a bad flag or date, --repo not a
-repository, an unknown branch); 3 some runs or builds failed (they are
-stored); 1 anything else failed.`,
+Exit status (perfbot --help has the table): 0 done; 2 bad input (a bad
+flag or date, --repo not a repository, an unknown branch); 3 some runs or
+builds failed (they are stored); 4 could not run (the database
+unreachable, interrupted).`,
 		Example: `  perfbot backfill --since 2026-09-01 --dry-run
   perfbot backfill --repo https://github.com/o/prover.git --since 90d --count 3`,
 		Args: noArgs,

@@ -51,9 +51,11 @@ The result names the first bad commit, compares every series of it against
 the last good commit (stored as a comparison), lists every probe with the
 runs it reused and measured, and prints the commands that reproduce it.
 
-Exit status: 0 found; 1 failed, or the ends do not differ; 2 bad input
-(unknown revision, good not an ancestor of bad, a series the runs do not
-measure); 3 the good or the bad revision did not build or its runs failed.`,
+Exit status (perfbot --help has the table): 0 found; 1 the ends do not
+differ, so no commit is named; 2 bad input (unknown revision, good not an
+ancestor of bad, a series the runs do not measure); 3 the good or the bad
+revision did not build or its runs failed; 4 could not run (the database
+unreachable, interrupted).`,
 		Example: `  perfbot bisect --good v1.4.0 --bad main
   perfbot bisect --repo ../prover --good HEAD~40 --bad HEAD --phase msm_h --count 6
   perfbot bisect --good v1.4.0 --bad main --all-commits --format markdown`,
@@ -135,9 +137,13 @@ measure); 3 the good or the bad revision did not build or its runs failed.`,
 	return cmd
 }
 
-// bisectError gives bisect's errors their exit status: bad input 2, an
-// end that cannot be measured 3, anything else 1.
+// bisectError gives bisect's errors their exit status (exitCodes): bad
+// input 2, an end that cannot be measured 3, ends that do not differ 1,
+// anything else 4.
 func bisectError(cmd *cobra.Command, err error) error {
+	if errors.Is(err, runner.ErrNothingToBisect) {
+		return &statusError{exitRegression, err.Error()}
+	}
 	for _, target := range []error{workspace.ErrNotAncestor, runner.ErrEmptyRange, runner.ErrUnknownSeries} {
 		if errors.Is(err, target) {
 			return &usageError{cmd: cmd.CommandPath(), err: err}

@@ -188,7 +188,7 @@ func TestBisectCommandSaysWhenThereIsNothingToBisectOrAnEndDoesNotBuild(t *testi
 	dir, shas := stepRepo(t, 4, -1, 3)
 	env := newRunEnv(t)
 	out, errOut, code := perfbot(t, env.args("bisect", "--repo", dir, "--good", shas[0], "--bad", shas[2])...)
-	if code != exitFailure || out != "" || !strings.Contains(errOut, "nothing to bisect: good "+shas[0][:12]+" and bad "+shas[2][:12]+" do not differ in X/phase=total sec/op") ||
+	if code != exitRegression || out != "" || !strings.Contains(errOut, "nothing to bisect: good "+shas[0][:12]+" and bad "+shas[2][:12]+" do not differ in X/phase=total sec/op") ||
 		!strings.Contains(errOut, "p=") {
 		t.Errorf("no change: exit %d, stdout %q, stderr %q; want exit 1 and the comparison's numbers", code, out, errOut)
 	}

@@ -82,7 +82,11 @@ PostgreSQL queue, and answers GitHub within milliseconds. It also posts
 replies and queued checks (the control queue), and serves GET /healthz,
 GET /metrics and the dashboard at / (trends with change points, total time
 by phase, comparisons of any two commits, the job queue; JSON under /api/).
-perfbot worker runs the benchmarks, on the GPU hosts.`,
+perfbot worker runs the benchmarks, on the GPU hosts.
+
+Exit status (perfbot --help has the table): 0 stopped by SIGINT or SIGTERM
+once the servers drained; 2 bad input (the config file, --listen); 4 could
+not run (the database unreachable, the address taken).`,
 		Example: `  GITHUB_TOKEN=… PERFBOT_WEBHOOK_SECRET=… perfbot serve --config perfbot-server.yml --db postgres://perfbot@db/perfbot`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -280,7 +284,11 @@ its base, stores every run and publishes one comment and a check on the pull
 request; or it records baseline runs of a default-branch commit. Several
 workers on several hosts share one database. A worker killed mid-job leaves
 its job to be rescued and run again once --job-timeout (config job_timeout)
-plus ten minutes have passed.`,
+plus ten minutes have passed.
+
+Exit status (perfbot --help has the table): 0 stopped by SIGINT or SIGTERM
+once the running job ended; 2 bad input (the config file, --listen); 4
+could not run (the database unreachable).`,
 		Example: `  GITHUB_TOKEN=… perfbot worker --config perfbot-server.yml --queue gpu --db postgres://perfbot@db/perfbot`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -377,8 +385,9 @@ both, interleaved), stores every run, and publishes one perfbot comment
 auth). It is meant for a workflow on a self-hosted GPU runner; see
 .github/workflows/perfbot.yml.
 
-Exit status as for compare: 0 done; 1 a regression with --fail-on-regression;
-2 bad input; 3 runs failed.`,
+Exit status as for compare (perfbot --help has the table): 0 done; 1 a
+regression with --fail-on-regression; 2 bad input; 3 runs failed; 4 could
+not run (GitHub or the database unreachable, interrupted).`,
 		Example: `  GITHUB_TOKEN=… perfbot pr --repo perfbot/perfbot --pr 42 --source .`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -665,9 +665,11 @@ func startWorkerProcess(t *testing.T, e *botEnv, dataDir string, extraEnv ...str
 }
 
 func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
-	// Jobs time out after 6s and count as abandoned after 8s; each
-	// comparison takes about 4s (16 runs of 0.25s).
-	e := startBot(t, botOptions{jobTimeout: "6s", sleep: "0.25", noWorker: true, rescueAfter: "8s"})
+	// Jobs time out after 20s and count as abandoned after 22s; each
+	// comparison takes about 4s on a quiet machine (16 runs of 0.25s),
+	// and the rescued attempt must end within the job timeout however
+	// busy the machine is (6s once ran out under load).
+	e := startBot(t, botOptions{jobTimeout: "20s", sleep: "0.25", noWorker: true, rescueAfter: "22s"})
 	const pr = 21
 	base := e.repo.Git(t, "rev-parse", "HEAD")
 	e.repo.Git(t, "checkout", "--quiet", "-b", "feature")
@@ -693,7 +695,7 @@ func TestBotWorkerKilledMidJobIsRescuedAndThePRGetsOneComment(t *testing.T) {
 	}
 
 	// A new worker on the same host: River rescues the abandoned job
-	// (after 8s, at its rescuer's next pass) and this worker runs it.
+	// (after 22s, at its rescuer's next pass) and this worker runs it.
 	startWorkerProcess(t, e, data)
 	e.waitFor(t, "the rescued job to complete", 120*time.Second, func() bool {
 		c, _ := e.check(head)

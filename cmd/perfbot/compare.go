@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,12 +17,6 @@ import (
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
-)
-
-// Exit codes of compare beyond the common ones.
-const (
-	exitRegression = 1 // with --fail-on-regression
-	exitRunsFailed = 3 // a build or a run failed: the comparison is incomplete
 )
 
 // A statusError ends a command that ran to completion with a non-zero
@@ -74,8 +69,12 @@ config (and config hash), so variants never share a series; the report
 names each side as its revision with its arguments, and perfbot export
 --args selects a variant's runs.
 
-Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
-3 builds or runs failed (they are reported as failures, never as changes).`,
+Exit status (perfbot --help has the table): 0 done; 1 a regression with
+--fail-on-regression; 2 bad input, nothing created or stored (a --timeout
+its runs cannot fit is refused so: before building by this machine's stored
+runs, else once the warm-up rounds have run, before any run is stored);
+3 builds or runs failed (reported as failures, never as changes); 4 could
+not run (the database unreachable, --timeout ran out, interrupted).`,
 		Example: `  perfbot compare --base HEAD~1 --head HEAD
   perfbot compare --repo ../prover --base main --head my-branch --count 20 --format markdown
   perfbot compare --base v1.2.0 --head HEAD --db postgres://perfbot@db/perfbot --fail-on-regression
@@ -122,6 +121,10 @@ Exit status: 0 done; 1 a regression with --fail-on-regression; 2 bad input;
 			defer closeDB()
 			res, err := r.Compare(ctx, req)
 			if err != nil {
+				if timeout > 0 && !errors.Is(err, runner.ErrUnreachable) && cmd.Context().Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return &statusError{exitCannotRun, fmt.Sprintf("--timeout %v ran out: %v; runs that ended before it, if any, are stored. "+
+						"Give more time (--timeout), or fewer runs (--count, --max-count)", timeout, err)}
+				}
 				return inputError(cmd, err)
 			}
 			if err := render(cmd.OutOrStdout(), format, res, verbose); err != nil {
@@ -294,7 +297,11 @@ func newRunCommand() *cobra.Command {
 		Short: "Store baseline runs of one revision (what a push to the default branch records)",
 		Long: `run builds one revision with its own .perfbot.yml, runs every benchmark
 (warm-ups first) and stores the runs as baseline history: the per-phase
-noise floors of later comparisons are learned from consecutive baselines.`,
+noise floors of later comparisons are learned from consecutive baselines.
+
+Exit status (perfbot --help has the table): 0 done; 2 bad input, nothing
+created or stored; 3 the build or runs failed (they are stored); 4 could
+not run (the database unreachable, interrupted).`,
 		Example: `  perfbot run --rev HEAD
   perfbot run --repo ../prover --rev main --count 5`,
 		Args: noArgs,
@@ -355,7 +362,12 @@ A run that printed several values of a benchmark (go test -count, criterion's
 samples, hyperfine's or Google Benchmark's repetitions) is printed value by
 value, as the program printed it. compare tests one value per run, the median
 of the run's values: --per-run prints that, one line per run, so that
-benchstat finds the medians and p-values perfbot found.`,
+benchstat finds the medians and p-values perfbot found.
+
+Exit status (perfbot --help has the table): 0 done; 2 bad input: a bad
+flag, --repo not a repository, an unknown revision, no database at --db,
+no ok runs stored for the revision; 4 could not run (the database
+unreachable). export only reads: it never creates a database.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := oneOfFlag(cmd, "kind", kind, kinds); err != nil {
@@ -379,7 +391,7 @@ benchstat finds the medians and p-values perfbot found.`,
 			if err != nil {
 				return inputError(cmd, err)
 			}
-			db, err := c.openStore(ctx, cmd, log)
+			db, err := c.openExisting(ctx, cmd, log)
 			if err != nil {
 				return err
 			}
@@ -398,10 +410,10 @@ benchstat finds the medians and p-values perfbot found.`,
 			}
 			if len(runs) == 0 {
 				if len(variant) > 0 {
-					return fmt.Errorf("no ok runs with args %s stored for %s in %s: compare with --base-args or --head-args %s first",
+					return usagef(cmd, "no ok runs with args %s stored for %s in %s: compare with --base-args or --head-args %s first",
 						analysis.FormatArgs(variant), commit.Short(), ws.Source(), analysis.FormatArgs(variant))
 				}
-				return fmt.Errorf("no ok runs stored for %s in %s: run perfbot run --rev %s (or a compare) first", commit.Short(), ws.Source(), rev)
+				return usagef(cmd, "no ok runs stored for %s in %s: run perfbot run --rev %s (or a compare) first", commit.Short(), ws.Source(), rev)
 			}
 			return writeBenchfmt(cmd.OutOrStdout(), runs, perRun)
 		},
@@ -524,7 +536,11 @@ func newCalibrateCommand() *cobra.Command {
 as calibration runs) and reports, per benchmark, phase and unit, the
 run-to-run variation (CV and MAD) and the smallest change a comparison with
 --count runs a side would detect (80% power). Use it to choose --count and
-the thresholds in .perfbot.yml. An A/A comparison should find no change.`,
+the thresholds in .perfbot.yml. An A/A comparison should find no change.
+
+Exit status (perfbot --help has the table): 0 done; 2 bad input, nothing
+created or stored; 3 builds or runs failed; 4 could not run (the database
+unreachable, interrupted).`,
 		Example: `  perfbot calibrate --rev HEAD --count 10`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -96,7 +96,7 @@ func TestCompareBadInputExitsTwoAndStoresNothing(t *testing.T) {
 	}
 	_, errOut, code = perfbot(t, "compare", "--repo", dir, "--base", sha, "--quiet",
 		"--db", "postgres://u:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=2")
-	if code != exitFailure || !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "hunter2") {
+	if code != exitCannotRun || !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "hunter2") {
 		t.Errorf("unreachable postgres: exit %d, stderr %q", code, errOut)
 	}
 	// None of the bad inputs stored a run.

@@ -81,7 +81,7 @@ func TestCompareVariantsOfOneRevision(t *testing.T) {
 		t.Errorf("export --args --slow: exit %d, b = %v; want 6 runs near 2400 ns: %s", code, b, errOut)
 	}
 	_, errOut, code = perfbot(t, env.args("export", "--repo", dir, "--rev", sha, "--args", "--fast")...)
-	if code != exitFailure || !strings.Contains(errOut, "no ok runs with args --fast") {
+	if code != exitUsage || !strings.Contains(errOut, "no ok runs with args --fast") {
 		t.Errorf("export of a variant never run: exit %d, stderr %q", code, errOut)
 	}
 

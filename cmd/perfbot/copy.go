@@ -50,11 +50,11 @@ It prints a line per table on stdout (how many rows it copied, how many
 were there already) and its progress on stderr every few seconds
 (--quiet: none).
 
-Exit status: 0 copied (or nothing to copy); 2 bad input (a missing flag,
-an address that does not parse, a missing source file, one store on both
-sides, a source whose schema is older or newer than this perfbot's); 1
-anything else failed: a database that cannot be reached, an interrupted
-copy, counts that differ.`,
+Exit status (perfbot --help has the table): 0 copied (or nothing to
+copy); 2 bad input (a missing flag, an address that does not parse, a
+missing source file, one store on both sides, a source whose schema is
+older or newer than this perfbot's); 4 could not run: a database that
+cannot be reached, an interrupted copy, counts that differ.`,
 		Example: `  perfbot copy --from ~/.local/share/perfbot/perfbot.db --to postgres://perfbot@db.internal/perfbot
   perfbot copy --from postgres://perfbot@old-db/perfbot --to postgres://perfbot@new-db/perfbot --quiet`,
 		Args: noArgs,

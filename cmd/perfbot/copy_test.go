@@ -213,7 +213,7 @@ func TestCopyCommandUnreachableDestinationExitsOne(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "perfbot.db")
 	fillCopyStore(t, src)
 	out, errOut, code := perfbot(t, "copy", "--from", src, "--to", "postgres://perfbot:s3cret@127.0.0.1:1/perfbot?sslmode=disable")
-	if code != exitFailure || !strings.Contains(errOut, "--to: open database postgres://perfbot:xxxxx@127.0.0.1:1/perfbot") ||
+	if code != exitCannotRun || !strings.Contains(errOut, "--to: open database postgres://perfbot:xxxxx@127.0.0.1:1/perfbot") ||
 		!strings.Contains(errOut, "cannot connect to 127.0.0.1:1") || !strings.Contains(errOut, "connection refused") {
 		t.Errorf("exit %d, stderr %q; want 1 naming the address and the driver's error", code, errOut)
 	}
@@ -245,7 +245,7 @@ func TestCopyCommandCountMismatchExitsOneNamingTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := perfbot(t, "copy", "--from", src, "--to", dst)
-	if code != exitFailure || !strings.Contains(errOut, "counts differ: samples: the source has 1500, the destination 1001 of them") {
+	if code != exitCannotRun || !strings.Contains(errOut, "counts differ: samples: the source has 1500, the destination 1001 of them") {
 		t.Errorf("exit %d, stderr %q; want 1 naming samples and both numbers", code, errOut)
 	}
 	if !strings.Contains(out, "runs: 2 copied, 1 already there\n") || strings.Contains(out, "counts checked") {

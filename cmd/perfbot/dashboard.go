@@ -30,7 +30,12 @@ there is one) from a store, SQLite or PostgreSQL, without a server config,
 GitHub credentials or a webhook secret. It only reads: it applies no
 migration and writes nothing (a store whose schema is older than this
 perfbot is refused with the command that upgrades it). The jobs page shows
-the queue on PostgreSQL; a SQLite store has none.`,
+the queue on PostgreSQL; a SQLite store has none.
+
+Exit status (perfbot --help has the table): 0 stopped by SIGINT or SIGTERM;
+2 bad input (no database at --db, a schema older than this perfbot's,
+--listen, --token-env); 4 could not run (the database unreachable, the
+address taken). dashboard only reads: it never creates a database.`,
 		Example: `  perfbot dashboard                      # the default SQLite store, http://127.0.0.1:8081/
   perfbot dashboard --db postgres://perfbot@db/perfbot --listen :8081 --token-env PERFBOT_DASHBOARD_TOKEN`,
 		Args: noArgs,

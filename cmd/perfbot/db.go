@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,6 +27,9 @@ type common struct {
 	// config is --config: a measurement config from outside the
 	// repository (registerConfig), "" for none.
 	config string
+	// created is the SQLite file this command created, "" when it
+	// opened one that existed (or PostgreSQL): a refusal removes it.
+	created string
 }
 
 func (c *common) register(cmd *cobra.Command, repo bool) {
@@ -36,6 +40,19 @@ func (c *common) register(cmd *cobra.Command, repo bool) {
 	f.StringVar(&c.db, "db", os.Getenv("PERFBOT_DB"), "database: postgres://…, sqlite://PATH or a file path (default: perfbot.db in the user data directory; env PERFBOT_DB)")
 	f.StringVar(&c.dataDir, "data-dir", os.Getenv("PERFBOT_DATA_DIR"), "where mirrors, worktrees and builds live (default: the user data directory's perfbot/; env PERFBOT_DATA_DIR)")
 	f.BoolVar(&c.quiet, "quiet", false, "print only warnings and errors on stderr")
+	// A command that refuses its input (exit 2) leaves no database
+	// behind: a SQLite file it created for nothing is removed again.
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			if c.created != "" && exitCode(err) == exitUsage {
+				if _, rerr := store.RemoveUnusedSQLite(context.WithoutCancel(cmd.Context()), c.created); rerr != nil {
+					c.logger(cmd).Warn("the refused command's new database was not removed", "path", c.created, "err", rerr)
+				}
+			}
+			return err
+		}
+	}
 }
 
 // registerConfig adds --config, for the commands that measure.
@@ -69,14 +86,75 @@ func (c *common) openDB(ctx context.Context, cmd *cobra.Command, opts store.Opti
 		}
 		dsn, opts.CreateDir = p, true
 	}
-	if _, err := store.ParseDSN(dsn); err != nil {
+	d, err := store.ParseDSN(dsn)
+	if err != nil {
 		return nil, usagef(cmd, "--db: %v", err)
+	}
+	created := ""
+	if d.Driver == store.DriverSQLite {
+		if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
+			created = d.Path
+		}
 	}
 	db, err := store.Open(ctx, dsn, opts)
 	if errors.Is(err, store.ErrBadLocation) {
 		return nil, usagef(cmd, "--db: %v", err)
 	}
+	if err == nil && created != "" {
+		c.created = created
+	}
 	return db, err
+}
+
+// openExisting opens the database of a command that only reads (export,
+// trend): a SQLite file that is not there, or a database no perfbot has
+// written to, is bad input, never a database to create. One that an
+// older perfbot wrote is brought up to date, as every command does.
+func (c *common) openExisting(ctx context.Context, cmd *cobra.Command, log *slog.Logger) (*store.DB, error) {
+	dsn := c.db
+	if dsn == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		dsn = p
+	}
+	d, err := store.ParseDSN(dsn)
+	if err != nil {
+		return nil, usagef(cmd, "--db: %v", err)
+	}
+	nothing := func(where string) error {
+		return usagef(cmd, "no database at %s: nothing is stored there yet (perfbot compare and perfbot run store runs); "+
+			"give --db the database to read (or set PERFBOT_DB)", where)
+	}
+	if d.Driver == store.DriverSQLite {
+		if _, err := os.Stat(d.Path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nothing(d.Path)
+		}
+	}
+	db, err := store.Open(ctx, dsn, store.Options{NoMigrate: true, Logger: log})
+	if errors.Is(err, store.ErrBadLocation) {
+		return nil, usagef(cmd, "--db: %v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	current, latest, err := db.SchemaVersion(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	if current == 0 {
+		db.Close()
+		return nil, nothing(db.String())
+	}
+	if current < latest {
+		if _, err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	return db, nil
 }
 
 func (c *common) dataDirectory() (string, error) {
@@ -135,7 +213,14 @@ func newMigrateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply pending database migrations and print the schema version",
-		Args:  noArgs,
+		Long: `migrate applies the migrations that the database at --db (default: the
+embedded SQLite file, created when missing) lacks, names each, and prints
+the schema version.
+
+Exit status (perfbot --help has the table): 0 done; 2 bad input (a --db
+that does not parse or has no place for a file); 4 could not run (the
+database unreachable, a schema newer than this perfbot's).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			db, err := c.openDB(ctx, cmd, store.Options{NoMigrate: true, Logger: c.logger(cmd)})

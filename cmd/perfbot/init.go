@@ -31,7 +31,11 @@ else cargo bench's own lines), a CMake project with Google Benchmark, or,
 failing those, an example of a program that prints its own phase timers
 (format: lines). Edit it, then commit it to the default branch, or keep it
 outside the repository and pass it with --config. It never overwrites a
-file: --print writes to standard output instead.`,
+file: --print writes to standard output instead.
+
+Exit status (perfbot --help has the table): 0 written (or printed); 2 bad
+input (--repo not a directory, a .perfbot.yml that exists, which init does
+not overwrite); 4 could not write the file.`,
 		Example: `  perfbot init
   perfbot init --repo ../prover --print > ci/perfbot.yml`,
 		Args: noArgs,

@@ -100,7 +100,11 @@ peak RSS, then the process's counters over the whole pipeline per proof.
 When the host's available memory (MemAvailable) cannot hold two
 constraint systems, the proofs run one after another instead: a warning
 says so with the sizes, the header gets a line "pipeline: off: host
-memory: …" and no pipeline line is printed.`,
+memory: …" and no pipeline line is printed.
+
+Exit status (perfbot --help has the table): 0 done; 2 bad input (a flag,
+a CUDA library that is not there); 3 a proof did not verify (--verify); 4
+could not run (a device error, interrupted).`,
 		Example: `  perfbot prove --constraints 2^16 --count 5 --verify
   perfbot prove --constraints 2^18 --srs random --count 10 --out head.txt
   perfbot prove --constraints 65536 --phases synthesis --count 20
@@ -144,7 +148,7 @@ memory: …" and no pipeline line is printed.`,
 	f.IntVar(&cfg.Count, "count", 1, "measured proofs")
 	f.IntVar(&cfg.Warmup, "warmup", 1, "warm-up proofs run first and not printed")
 	f.Int64Var(&cfg.Seed, "seed", 1, "seed for the witness and the setup's toxic waste")
-	f.BoolVar(&cfg.Verify, "verify", false, "verify every proof; exit 1 if one does not verify")
+	f.BoolVar(&cfg.Verify, "verify", false, "verify every proof; exit 3 if one does not verify")
 	f.StringVar(&cfg.Counters, "counters", "auto", "perf counters on each phase line: auto (those the kernel allows; refused ones are logged and left out) or off")
 	f.StringVar(&cfg.LCStorage, "lc-storage", prover.LCStorages[0], fmt.Sprintf(
 		"where synthesis keeps linear-combination terms: heap (a reused slice) or inline (%d terms in the constraint system; longer combinations spill to the heap)",
@@ -226,6 +230,9 @@ func runProve(cmd *cobra.Command, cfg prover.Config, prof profiles, outPath stri
 	if err := prover.Run(cmd.Context(), cfg, sink); err != nil {
 		if errors.Is(err, prover.ErrBackend) {
 			return usagef(cmd, "%v", err) // a setup problem: exit 2, nothing written
+		}
+		if errors.Is(err, prover.ErrProofInvalid) {
+			return &statusError{exitRunsFailed, err.Error()} // a run whose result is wrong
 		}
 		return err
 	}

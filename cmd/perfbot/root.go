@@ -10,12 +10,27 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes.
+// Exit codes, the same for every command (exitCodes is the table that
+// perfbot --help and the README print).
 const (
-	exitOK      = 0
-	exitFailure = 1 // the command ran and failed
-	exitUsage   = 2 // bad flags or arguments: nothing ran
+	exitOK         = 0
+	exitRegression = 1 // the finding asked to gate on: a regression with --fail-on-regression
+	exitUsage      = 2 // bad input: nothing ran, nothing was created or stored
+	exitRunsFailed = 3 // a build or a run failed: the result is incomplete
+	exitCannotRun  = 4 // could not run: database unreachable, time limit, interrupted, another failure
 )
+
+// exitCodes is the exit-status table of perfbot --help.
+const exitCodes = `Exit status (every command):
+  0  done
+  1  a regression, with --fail-on-regression (compare, pr); bisect: the
+     ends do not differ, so no commit is named
+  2  bad input: a flag, a revision, a config or a database path that is
+     wrong, or nothing stored to read; nothing was created or stored
+  3  a build or a run failed; what was measured is stored and reported
+  4  could not run: the database unreachable, --timeout ran out,
+     interrupted (SIGINT, SIGTERM), or another failure outside the code
+     measured; what was stored before it is kept`
 
 // A usageError is bad input from the user: perfbot prints it with a pointer
 // to the help and exits 2.
@@ -42,7 +57,7 @@ func exitCode(err error) int {
 	case errors.As(err, &se):
 		return se.code
 	default:
-		return exitFailure
+		return exitCannotRun
 	}
 }
 
@@ -54,6 +69,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return nil
+	}
+	if ctx.Err() != nil && !errors.As(err, new(*usageError)) {
+		// SIGINT or SIGTERM: whatever the command was doing failed
+		// because of it, and it says so.
+		err = &statusError{exitCannotRun, "interrupted: " + err.Error()}
 	}
 	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown shorthand flag") || strings.HasPrefix(err.Error(), "unknown flag") {
 		err = &usageError{cmd: "perfbot", err: err}
@@ -75,7 +95,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 It builds and runs the prover (SHA-256 synthesis in Go, NTT and MSM on the
 CPU or a GPU) with phase instrumentation, stores every sample, compares a
 head revision against its base with benchstat's statistics, and reports
-which phase got slower, by how much, and why.`,
+which phase got slower, by how much, and why.
+
+` + exitCodes,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

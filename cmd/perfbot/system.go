@@ -59,8 +59,8 @@ not support is info.
 --format json prints the same report as one JSON object, with the file or
 NVML call each finding read (source).
 
-Exit status: 0 whatever it finds, also when something cannot be read; 2 bad
-flags.`,
+Exit status (perfbot --help has the table): 0 whatever it finds, also
+when something cannot be read; 2 bad flags.`,
 		Example: `  perfbot system
   perfbot system --format json --interval 3s`,
 		Args: noArgs,

@@ -72,10 +72,11 @@ change points as red vertical lines). svg and png go to --out FILE, or to
 standard output when it is not a terminal. --out writes the whole file or,
 on any error, nothing.
 
-Exit status: 0 done; 2 bad input: a bad flag, no data for the repository,
-benchmark, phase, unit, machine or window (the message says what is
-stored), --git not a repository; 1 anything else failed (the database,
-git, writing the output).`,
+Exit status (perfbot --help has the table): 0 done; 2 bad input: a bad
+flag, no database at --db, no data for the repository, benchmark, phase,
+unit, machine or window (the message says what is stored), --git not a
+repository; 4 could not run (the database unreachable, git, writing the
+output). trend only reads: it never creates a database.`,
 		Example: `  perfbot trend --benchmark Prove/circuit=sha256/constraints=65536/backend=cpu --phase total
   perfbot trend --repo ../prover --git ../prover --benchmark Prove/circuit=sha256/constraints=65536/backend=gpu \
       --phase msm_h --since 12w --format svg --out msm_h.svg
@@ -136,7 +137,7 @@ func runTrend(cmd *cobra.Command, f *trendFlags) error {
 	}
 
 	log := f.logger(cmd)
-	db, err := f.openStore(ctx, cmd, log)
+	db, err := f.openExisting(ctx, cmd, log)
 	if err != nil {
 		return err
 	}

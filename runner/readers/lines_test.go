@@ -9,7 +9,7 @@ import (
 )
 
 // The files testdata/lines/stdout.txt and stderr.txt are what
-// testdata/lines/prover.sh printed.
+// testdata/lines/prover.sh printed (when its phases slept 50 and 30 ms).
 
 // cuzkPattern is the pattern for a real prover's timing lines.
 const cuzkPattern = `CUZK_TIMING (?P<phase>\w+)_(?P<unit>ms)=(?P<value>[0-9.]+)`
@@ -105,16 +105,27 @@ func runProver(t *testing.T, env ...string) Output {
 	return Output{Stdout: stdout, Stderr: stderr}
 }
 
+// The prover's phases are timed sleeps, which a busy machine stretches
+// by the time it takes to start a process: each attempt adds one run of
+// each side, and the medians of all runs so far are judged, until they
+// settle or five attempts have run (a quiet machine settles at the first).
 func TestLinesPlantedSlowdownShowsInThatPhaseOnly(t *testing.T) {
 	t.Parallel()
 	r := mustNew(t, Config{Format: "lines", Pattern: cuzkPattern, Name: "cuzk"})
-	base := mustRead(t, r, runProver(t))
-	slow := mustRead(t, r, runProver(t, "PERFBOT_SLOW=synthesis"))
-	if len(base) != 6 || len(slow) != 6 {
-		t.Fatalf("%d and %d values, want 3 proofs × 2 phases", len(base), len(slow))
+	var base, slow []analysis.Sample
+	var changed map[string]float64
+	for attempt := 1; attempt <= 5; attempt++ {
+		b := mustRead(t, r, runProver(t))
+		s := mustRead(t, r, runProver(t, "PERFBOT_SLOW=synthesis"))
+		if len(b) != 6 || len(s) != 6 {
+			t.Fatalf("%d and %d values, want 3 proofs × 2 phases", len(b), len(s))
+		}
+		base, slow = append(base, b...), append(slow, s...)
+		changed = changedKeys(t, base, slow, "sec/op", 1.35)
+		if r, ok := changed["cuzk/phase=synthesis sec/op"]; len(changed) == 1 && ok && r >= 1.6 && r <= 2.5 {
+			return
+		}
+		t.Logf("attempt %d: changed beyond ×1.35: %v; adding a run a side", attempt, changed)
 	}
-	changed := changedKeys(t, base, slow, "sec/op", 1.35)
-	if r, ok := changed["cuzk/phase=synthesis sec/op"]; len(changed) != 1 || !ok || r < 1.6 || r > 2.5 {
-		t.Fatalf("changed beyond ×1.35: %v, want synthesis alone, about ×2", changed)
-	}
+	t.Fatalf("changed beyond ×1.35 after 5 attempts: %v, want synthesis alone, about ×2", changed)
 }

@@ -4,7 +4,7 @@
 # sleep, each timed and printed as "CUZK_TIMING PHASE_ms=MS".
 # PERFBOT_SLOW=PHASE doubles that phase's sleep, to plant a slowdown.
 set -euo pipefail
-declare -A sleep_s=([synthesis]=0.05 [msm]=0.03)
+declare -A sleep_s=([synthesis]=0.2 [msm]=0.1)
 echo "prover: starting ${PROOFS:-3} proofs" >&2
 for ((p = 0; p < ${PROOFS:-3}; p++)); do
   for phase in synthesis msm; do
