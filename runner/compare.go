@@ -486,14 +486,14 @@ func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss
 	if round <= 0 {
 		if builds > timeout {
 			return fmt.Errorf("%w: the builds alone take about %v here (the median of this machine's earlier builds of this config), more than the %v given (--timeout): "+
-				"give a --timeout of more than %v", ErrUnreachable, builds.Round(100*time.Millisecond), timeout, ceilSecond(builds))
+				"give a --timeout of more than %v", ErrUnreachable, roundFor(builds), timeout, ceilSecond(builds))
 		}
 		return nil
 	}
 	warm := ss.warmup()
 	spent := "after " + warmRounds(warm)
 	if builds > 0 {
-		spent = fmt.Sprintf("after the builds (about %v, the median of earlier builds of this config) and %s", builds.Round(100*time.Millisecond), warmRounds(warm))
+		spent = fmt.Sprintf("after the builds (about %v, the median of earlier builds of this config) and %s", roundFor(builds), warmRounds(warm))
 	}
 	return checkFits(timeout, timeout-builds-2*time.Duration(warm)*round, 2*round, spent,
 		"a round of both sides took, by the median of this machine's stored runs of this config,", count, maxCount)
@@ -505,6 +505,15 @@ func warmRounds(n int) string {
 		return "1 warm-up round"
 	}
 	return fmt.Sprintf("%d warm-up rounds", n)
+}
+
+// roundFor rounds d for a reader: to the millisecond under a second, to
+// the tenth of a second above.
+func roundFor(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 // ceilSecond rounds d up to a whole second.
@@ -532,13 +541,13 @@ func checkFits(timeout, left, round time.Duration, spent, how string, count, max
 	switch {
 	case count > fits:
 		return fmt.Errorf("%w: %d runs a side take about %v here, more than the %v that --timeout %v leaves %s (%s %v); %s",
-			ErrUnreachable, count, (time.Duration(count) * round).Round(100*time.Millisecond), max(left, 0).Round(100*time.Millisecond), timeout,
-			spent, how, round.Round(10*time.Millisecond), advise("--count", count))
+			ErrUnreachable, count, roundFor(time.Duration(count)*round), roundFor(max(left, 0)), timeout,
+			spent, how, roundFor(round), advise("--count", count))
 	case maxCount > fits:
 		return fmt.Errorf("%w: the cap of %d runs a side takes about %v here, more than the %v that --timeout %v leaves %s (%s %v), "+
 			"so an unsettled comparison would be cut off; %s",
-			ErrUnreachable, maxCount, (time.Duration(maxCount) * round).Round(100*time.Millisecond), max(left, 0).Round(100*time.Millisecond), timeout,
-			spent, how, round.Round(10*time.Millisecond), advise("--max-count", maxCount))
+			ErrUnreachable, maxCount, roundFor(time.Duration(maxCount)*round), roundFor(max(left, 0)), timeout,
+			spent, how, roundFor(round), advise("--max-count", maxCount))
 	}
 	return nil
 }

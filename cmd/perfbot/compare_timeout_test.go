@@ -142,3 +142,45 @@ func countRows(t *testing.T, path, table string) int {
 	}
 	return n
 }
+
+// Earlier builds of the same build commands say how long an uncached
+// build takes: a --timeout shorter than the builds is refused before
+// anything is built, with or without stored runs to judge the runs by.
+func TestCompareRefusesATimeoutShorterThanTheBuildsBeforeBuilding(t *testing.T) {
+	t.Parallel()
+	r := workspacetest.New(t)
+	cfg := shellConfig("sleep 1.5", steady, 3, 3, "")
+	first := r.Commit(t, "first", map[string]string{".perfbot.yml": cfg})
+	second := r.Commit(t, "second", map[string]string{"README": "second\n"})
+	// The same build commands, another benchmark: no stored runs of it.
+	third := r.Commit(t, "third", map[string]string{".perfbot.yml": strings.Replace(cfg, "name: sh", "name: other", 1)})
+	env := newRunEnv(t)
+	// An A/A of one commit builds it once, which records how long the
+	// build took, and stores runs of the config.
+	if _, errOut, code := perfbot(t, env.args("compare", "--repo", r.Dir, "--base", first, "--head", first)...); code != 0 {
+		t.Fatalf("first compare: exit %d\n%s", code, errOut)
+	}
+	if built, _ := filepath.Glob(filepath.Join(env.data, "builds", first+"-*.done")); len(built) != 1 {
+		t.Fatalf("the first build left %v under %s/builds, want its marker", built, env.data)
+	}
+	for _, tc := range []struct {
+		sha  string
+		want []string
+	}{
+		{second, []string{"after the builds (about 1.", "s, the median of earlier builds of this config)", "not even one run a side fits: --count 3 needs a --timeout of at least "}},
+		{third, []string{"the builds alone take about 1.", "give a --timeout of more than "}},
+	} {
+		_, errOut, code := perfbot(t, env.args("compare", "--repo", r.Dir, "--base", tc.sha, "--head", tc.sha, "--timeout", "1s")...)
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want %d\n%s", tc.sha[:7], code, exitUsage, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tc.sha[:7], w, errOut)
+			}
+		}
+		if built, _ := filepath.Glob(filepath.Join(env.data, "builds", tc.sha+"-*")); len(built) != 0 {
+			t.Errorf("%s: the refused comparison built first: %v", tc.sha[:7], built)
+		}
+	}
+}
