@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -187,14 +186,21 @@ func sequentialDesign(spending string, alpha float64, looks Looks, minRuns int) 
 	return d
 }
 
-// A boundaryKey names one computed set of thresholds.
-type boundaryKey struct {
+// A walkKey names the boundary walks of one spending function and level.
+type walkKey struct {
 	spending string
 	alpha    float64
-	t        string
 }
 
-var boundaryCache sync.Map // boundaryKey → []float64
+// walks holds, per spending function and level, the boundary walks
+// computed so far. A comparison asks for the thresholds of looks 1…k at
+// its k-th look, and those of looks 1…k−1 are the same as at its last
+// look: a walk that has taken them carries on by one look instead of
+// starting again (at 60 runs a side, eleven looks: 11 look steps, not 66).
+var (
+	walksMu sync.Mutex
+	walks   = map[walkKey][]*boundaryWalk{}
+)
 
 // thresholds returns the nominal two-sided p-value thresholds, one per
 // look at information fractions t (increasing, the last at most 1), that
@@ -202,19 +208,10 @@ var boundaryCache sync.Map // boundaryKey → []float64
 // statistic crosses any look's threshold is a rejection, and under the
 // null hypothesis the chance of any crossing is alpha at t = 1 (less when
 // the design stopped short of it). Look 1 spends α(t₁); look k spends
-// α(t_k) − α(t_{k−1}), given that no earlier look crossed. Results are
-// cached: a comparison asks for the same ones at every look.
+// α(t_k) − α(t_{k−1}), given that no earlier look crossed. The boundaries
+// are kept (walks), so each look's is computed once per process.
 func thresholds(spending string, alpha float64, t []float64) []float64 {
-	var sb strings.Builder
-	for _, f := range t {
-		sb.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-		sb.WriteByte(',')
-	}
-	key := boundaryKey{spending, alpha, sb.String()}
-	if v, ok := boundaryCache.Load(key); ok {
-		return v.([]float64)
-	}
-	zs := boundaries(func(f float64) float64 { return spent(spending, alpha, f) }, t)
+	zs := walkBoundaries(spending, alpha, t)
 	ps := make([]float64, len(zs))
 	for i, z := range zs {
 		ps[i] = 2 * normalSurvival(z)
@@ -224,8 +221,32 @@ func thresholds(spending string, alpha float64, t []float64) []float64 {
 	if len(ps) > 0 {
 		ps[0] = spent(spending, alpha, t[0])
 	}
-	boundaryCache.Store(key, ps)
 	return ps
+}
+
+// walkBoundaries returns the Z boundaries of looks at t, from a kept
+// walk whose looks t begins with (carried on to t's further looks), or
+// from a new one.
+func walkBoundaries(spending string, alpha float64, t []float64) []float64 {
+	walksMu.Lock()
+	defer walksMu.Unlock()
+	key := walkKey{spending, alpha}
+	var w *boundaryWalk
+	for _, kept := range walks[key] {
+		n := min(len(kept.t), len(t))
+		if slices.Equal(kept.t[:n], t[:n]) {
+			w = kept
+			break
+		}
+	}
+	if w == nil {
+		w = &boundaryWalk{alpha: func(f float64) float64 { return spent(spending, alpha, f) }}
+		walks[key] = append(walks[key], w)
+	}
+	for k := len(w.t); k < len(t); k++ {
+		w.next(t[k])
+	}
+	return slices.Clone(w.c[:len(t)])
 }
 
 // boundaryStep is the grid step, on the Z scale, of the numerical
@@ -246,71 +267,105 @@ const boundaryTail = 8.5
 // grid (Simpson's rule), as in Jennison and Turnbull's chapter 19. A look
 // that spends nothing gets an infinite boundary (threshold 0).
 func boundaries(alpha func(t float64) float64, t []float64) []float64 {
-	c := make([]float64, len(t))
-	// The continuation density of the previous look: values g at points
-	// z, with Simpson weights w (grid spacing folded in).
-	var z, g, w []float64
-	prevSpent, prevT := 0.0, 0.0
-	for k, tk := range t {
-		inc := alpha(tk) - prevSpent
-		if k == 0 {
-			if inc <= 0 {
-				c[0] = math.Inf(1)
-			} else {
-				c[0] = normalQuantile(1 - inc/2)
-			}
-			z, w = simpsonGrid(math.Min(c[0], boundaryTail))
-			g = make([]float64, len(z))
-			for i, x := range z {
-				g[i] = normalDensity(x)
-			}
-		} else {
-			sPrev, sk, sd := math.Sqrt(prevT), math.Sqrt(tk), math.Sqrt(tk-prevT)
-			// cross(b) is P(|Z_k| ≥ b, no earlier crossing).
-			cross := func(b float64) float64 {
-				sum := 0.0
-				for i, u := range z {
-					m := u * sPrev
-					sum += w[i] * g[i] * (normalSurvival((b*sk-m)/sd) + normalCDF((-b*sk-m)/sd))
-				}
-				return sum
-			}
-			if inc <= 0 {
-				c[k] = math.Inf(1)
-			} else {
-				// cross decreases in b; bisect for cross(b) = inc.
-				lo, hi := 0.0, 2*boundaryTail
-				if cross(lo) <= inc {
-					hi = 0 // spending more than is left: reject everything
-				}
-				for range 80 {
-					if hi-lo < 1e-10 {
-						break
-					}
-					mid := (lo + hi) / 2
-					if cross(mid) > inc {
-						lo = mid
-					} else {
-						hi = mid
-					}
-				}
-				c[k] = hi
-			}
-			nz, nw := simpsonGrid(math.Min(c[k], boundaryTail))
-			ng := make([]float64, len(nz))
-			scale := sk / sd
-			for j, x := range nz {
-				sum := 0.0
-				for i, u := range z {
-					sum += w[i] * g[i] * normalDensity((x*sk-u*sPrev)/sd)
-				}
-				ng[j] = sum * scale
-			}
-			z, g, w = nz, ng, nw
-		}
-		prevSpent, prevT = math.Max(prevSpent, alpha(tk)), tk
+	w := &boundaryWalk{alpha: alpha}
+	for _, tk := range t {
+		w.next(tk)
 	}
-	return c
+	return w.c
+}
+
+// A boundaryWalk is boundaries taken one look at a time: after the looks
+// at t it holds their boundaries c and what the next look needs.
+type boundaryWalk struct {
+	alpha func(t float64) float64
+	t, c  []float64
+	// z, g, w are the continuation density of the last look but one
+	// (values g at points z, Simpson weights w with the grid spacing
+	// folded in), carried to the last look by next when it is needed.
+	z, g, w          []float64
+	prevSpent, prevT float64
+	// carry says the density is still the look before the last's.
+	carry bool
+}
+
+// next adds the look at fraction tk (above the last).
+func (b *boundaryWalk) next(tk float64) {
+	k := len(b.t)
+	if b.carry {
+		b.carryDensity()
+	}
+	b.t = append(b.t, tk)
+	inc := b.alpha(tk) - b.prevSpent
+	if k == 0 {
+		c := math.Inf(1)
+		if inc > 0 {
+			c = normalQuantile(1 - inc/2)
+		}
+		b.c = append(b.c, c)
+		b.z, b.w = simpsonGrid(math.Min(c, boundaryTail))
+		b.g = make([]float64, len(b.z))
+		for i, x := range b.z {
+			b.g[i] = normalDensity(x)
+		}
+	} else {
+		z, g, w := b.z, b.g, b.w
+		sPrev, sk, sd := math.Sqrt(b.prevT), math.Sqrt(tk), math.Sqrt(tk-b.prevT)
+		// cross(c) is P(|Z_k| ≥ c, no earlier crossing).
+		cross := func(c float64) float64 {
+			sum := 0.0
+			for i, u := range z {
+				m := u * sPrev
+				sum += w[i] * g[i] * (normalSurvival((c*sk-m)/sd) + normalCDF((-c*sk-m)/sd))
+			}
+			return sum
+		}
+		c := math.Inf(1)
+		if inc > 0 {
+			// cross decreases in c; bisect for cross(c) = inc.
+			lo, hi := 0.0, 2*boundaryTail
+			if cross(lo) <= inc {
+				hi = 0 // spending more than is left: reject everything
+			}
+			for range 80 {
+				if hi-lo < 1e-10 {
+					break
+				}
+				mid := (lo + hi) / 2
+				if cross(mid) > inc {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			c = hi
+		}
+		b.c = append(b.c, c)
+		b.carry = true
+	}
+	b.prevSpent = math.Max(b.prevSpent, b.alpha(tk))
+	if !b.carry {
+		b.prevT = tk
+	}
+}
+
+// carryDensity carries the continuation density from the look before the
+// last to the last, whose boundary it cuts at.
+func (b *boundaryWalk) carryDensity() {
+	k := len(b.t) - 1
+	tk, c := b.t[k], b.c[k]
+	sPrev, sk, sd := math.Sqrt(b.prevT), math.Sqrt(tk), math.Sqrt(tk-b.prevT)
+	nz, nw := simpsonGrid(math.Min(c, boundaryTail))
+	ng := make([]float64, len(nz))
+	scale := sk / sd
+	for j, x := range nz {
+		sum := 0.0
+		for i, u := range b.z {
+			sum += b.w[i] * b.g[i] * normalDensity((x*sk-u*sPrev)/sd)
+		}
+		ng[j] = sum * scale
+	}
+	b.z, b.g, b.w = nz, ng, nw
+	b.prevT, b.carry = tk, false
 }
 
 // simpsonGrid returns points spanning [−b, b] at about boundaryStep apart
