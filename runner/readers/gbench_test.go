@@ -182,9 +182,18 @@ func TestGbenchPlantedSlowdownShowsInThatBenchmarkOnly(t *testing.T) {
 	if len(changed) != 1 || changed["BM_Mix/n=1000/k=3 steps/op"] != 2 {
 		t.Fatalf("steps/op changed in %v, want BM_Mix's alone, ×2", changed)
 	}
-	// CPU time follows, within what a busy machine adds.
-	changed = changedKeys(t, base, slow, "cpu-sec/op", 1.4)
-	if r, ok := changed["BM_Mix/n=1000/k=3 cpu-sec/op"]; len(changed) != 1 || !ok || r < 1.5 || r > 2.7 {
-		t.Fatalf("cpu-sec/op changed beyond ×1.4 in %v, want in BM_Mix alone, about ×2", changed)
+	// CPU time follows, within what a busy machine adds: while it has not
+	// settled, one more run a side, up to five, judged on the medians of
+	// all of them.
+	for n := 1; ; n++ {
+		changed = changedKeys(t, base, slow, "cpu-sec/op", 1.4)
+		if r, ok := changed["BM_Mix/n=1000/k=3 cpu-sec/op"]; len(changed) == 1 && ok && r >= 1.5 && r <= 2.7 {
+			return
+		}
+		if n == 5 {
+			t.Fatalf("cpu-sec/op changed beyond ×1.4 in %v after %d runs a side, want in BM_Mix alone, about ×2", changed, n)
+		}
+		t.Logf("%d runs a side: cpu-sec/op changed beyond ×1.4 in %v; adding a run a side", n, changed)
+		base, slow = append(base, run()...), append(slow, run("PERFBOT_SLOW=BM_Mix")...)
 	}
 }

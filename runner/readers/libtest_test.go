@@ -77,22 +77,31 @@ func TestLibtestReadsARealBenchRunAndItsPlantedSlowdown(t *testing.T) {
 		stdout, _ := runTool(t, t.TempDir(), env, bin, "--bench")
 		return mustRead(t, r, Output{Stdout: stdout})
 	}
-	// Three runs a side, alternating, each benchmark's fastest kept: a
-	// busy machine (make test runs packages side by side) only ever adds
-	// time, and one run's value moved by ×1.6 under such load.
+	// Runs a side, alternating, each benchmark's fastest kept: a busy
+	// machine (make test runs packages side by side) only ever adds time,
+	// and one run's value moved by ×1.6 under such load. Three runs a side
+	// first, then one more a side while the fastest have not settled, up
+	// to ten: under a busy loop and a second test binary, three runs a
+	// side once read the 47 ns copy_4k as ×3.2 and the doubled mix as ×1.46.
 	var base, slow []analysis.Sample
-	for range 3 {
+	var changed map[string]float64
+	for n := 1; n <= 10; n++ {
 		base = append(base, run()...)
 		slow = append(slow, run("PERFBOT_SLOW=mix_1000")...)
+		if n < 3 {
+			continue
+		}
+		fb, fs := fastest(base), fastest(slow)
+		if k := keys(byKey(fb)); len(k) != 3 {
+			t.Fatalf("keys %v, want tests/mix_1000 sec/op, tests/copy_4k sec/op and B/s", k)
+		}
+		changed = changedKeys(t, fb, fs, "sec/op", 1.5)
+		if r, ok := changed["tests/mix_1000 sec/op"]; ok && len(changed) == 1 && r >= 1.5 && r <= 3 {
+			return
+		}
+		t.Logf("%d runs a side: changed beyond ×1.5 in %v; adding a run a side", n, changed)
 	}
-	base, slow = fastest(base), fastest(slow)
-	if k := keys(byKey(base)); len(k) != 3 {
-		t.Fatalf("keys %v, want tests/mix_1000 sec/op, tests/copy_4k sec/op and B/s", k)
-	}
-	changed := changedKeys(t, base, slow, "sec/op", 1.5)
-	if r, ok := changed["tests/mix_1000 sec/op"]; !ok || r < 1.5 || r > 3 {
-		t.Fatalf("sec/op changed beyond ×1.5 in %v, want tests/mix_1000 about ×2", changed)
-	}
+	t.Fatalf("sec/op changed beyond ×1.5 in %v after 10 runs a side, want tests/mix_1000 alone, about ×2", changed)
 }
 
 // fastest keeps the smallest value of each key.
