@@ -46,6 +46,7 @@ func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, loo
 		&side{runs: SideRuns{Total: len(base), OK: len(base)}},
 		&side{runs: SideRuns{Total: len(head), OK: len(head)}})
 	c.detectable(rows)
+	rows[0].Headline = rows[0].Primary // the one series compared
 	return rows[0]
 }
 

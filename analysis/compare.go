@@ -119,6 +119,7 @@ func Compare(in Input, opts Options) *Report {
 	r.Phases = append(r.Phases, c.simRows(base, head)...)
 	r.Simulations = c.simulations(base, head)
 	r.Attribution = attribute(r.Phases, overlaps(in.Base, in.Head))
+	markHeadlines(r.Phases, c.opts.Headline)
 	r.Verdict = overall(r.Phases)
 
 	c.warnRows(r, base, head, in.History)
@@ -493,10 +494,31 @@ func halfWidthPct(s Summary) float64 {
 // overall returns the report's verdict from its rows: regression if any
 // primary row regressed, else improvement if any improved, else
 // inconclusive if any is inconclusive (or none exists), else no-change.
+// markHeadlines marks each benchmark's headline rows: its primary rows of
+// phase headline, or, for a benchmark without that phase, every primary
+// row of it.
+func markHeadlines(rows []Row, headline string) {
+	has := map[string]bool{}
+	for _, row := range rows {
+		if row.Primary && row.Phase == headline {
+			has[row.Benchmark] = true
+		}
+	}
+	for i := range rows {
+		row := &rows[i]
+		row.Headline = row.Primary && (row.Phase == headline || !has[row.Benchmark])
+	}
+}
+
+// overall is the report's verdict: that of its headline rows (a
+// regression in any of them, else an improvement in any, else not
+// settled in any, else no change). A phase that moved while the headline
+// did not decides nothing: the report names it as a trade-off
+// (Report.TradeOff).
 func overall(rows []Row) Verdict {
 	seen := make(map[Verdict]bool)
 	for _, row := range rows {
-		if row.Primary {
+		if row.Headline {
 			seen[row.Verdict] = true
 		}
 	}

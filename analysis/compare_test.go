@@ -682,3 +682,54 @@ func TestTelemetryOfNamesTheCommandAndTheDevice(t *testing.T) {
 		}
 	}
 }
+
+// A change that made one phase faster and another slower is judged by
+// its headline series, total: no slower overall is never a regression by
+// default, and the first sentence names the trade. fail_on: any-phase
+// fails the check on it.
+func TestTradeOffIsJudgedByTheHeadlineAndNamed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		factor   map[string]float64
+		verdict  Verdict
+		sentence string
+	}{
+		// msm_h −5%, msm_b1 +10%: total about −0.04%.
+		{"no slower overall", map[string]float64{"msm_h": 0.95, "msm_b1": 1.10}, VerdictNoChange, "No slower overall: total "},
+		// msm_h −20%, msm_b1 +10%: total about −2.5%.
+		{"faster overall", map[string]float64{"msm_h": 0.80, "msm_b1": 1.10}, VerdictImprovement, "Head is better than base in total -"},
+	} {
+		g := newSynth(7, 0.005)
+		r := Compare(Input{BaseRev: baseRev, HeadRev: headRev,
+			Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, tc.factor)}, DefaultOptions())
+		if r.Verdict != tc.verdict || find(r, "msm_b1").Verdict != VerdictRegression || find(r, "msm_h").Verdict != VerdictImprovement {
+			t.Fatalf("%s: verdict %s, msm_b1 %s, msm_h %s; want %s, regression, improvement",
+				tc.name, r.Verdict, find(r, "msm_b1").Verdict, find(r, "msm_h").Verdict, tc.verdict)
+		}
+		if !find(r, "total").Headline || find(r, "msm_b1").Headline {
+			t.Errorf("%s: headline rows are not total alone", tc.name)
+		}
+		trade := r.TradeOff()
+		if len(trade) != 2 || trade[0].Phase != "msm_b1" || trade[1].Phase != "msm_h" {
+			t.Errorf("%s: TradeOff() = %v, want msm_b1 (worse) then msm_h (better)", tc.name, trade)
+		}
+		h := Headline(r)
+		for _, want := range []string{tc.sentence, "a trade-off: msm_b1 +", "% worse, msm_h -", "% better; it fails no check (fail_on: headline)."} {
+			if !strings.Contains(h, want) {
+				t.Errorf("%s: headline %q lacks %q", tc.name, h, want)
+			}
+		}
+		if r.Fails() {
+			t.Errorf("%s: fails a check by default", tc.name)
+		}
+		opts := DefaultOptions()
+		opts.FailOn = FailOnAnyPhase
+		g = newSynth(7, 0.005)
+		strict := Compare(Input{BaseRev: baseRev, HeadRev: headRev,
+			Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, tc.factor)}, opts)
+		if strict.Verdict != tc.verdict || !strict.Fails() {
+			t.Errorf("%s with fail_on: any-phase: verdict %s, fails %v; want %s and failing", tc.name, strict.Verdict, strict.Fails(), tc.verdict)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -52,7 +53,26 @@ type Options struct {
 	// recognizes, whose higher values are better (benchfmt's
 	// "Unit U better=higher" metadata), such as "ipc".
 	HigherBetterUnits []string `json:"higher_better_units,omitempty"`
+	// Headline is the phase whose series is each benchmark's headline,
+	// what its user waits for (default "total"): the report's verdict is
+	// about the headline series (Row.Headline). A benchmark that does not
+	// measure that phase, or measures no phases, has every primary series
+	// as a headline.
+	Headline string `json:"headline,omitempty"`
+	// FailOn says which regressions fail a check (Report.Fails): FailOnHeadline
+	// (the default) a headline series', FailOnAnyPhase any primary
+	// series'.
+	FailOn string `json:"fail_on,omitempty"`
 }
+
+// The values of Options.FailOn.
+const (
+	FailOnHeadline = "headline"
+	FailOnAnyPhase = "any-phase"
+)
+
+// FailOns are the allowed values of Options.FailOn.
+var FailOns = []string{FailOnHeadline, FailOnAnyPhase}
 
 // DefaultOptions returns the options perfbot uses unless configured
 // otherwise.
@@ -65,6 +85,8 @@ func DefaultOptions() Options {
 		MinHistory:   10,
 		PrimaryUnits: []string{"sec/op"},
 		MinRuns:      6,
+		Headline:     "total",
+		FailOn:       FailOnHeadline,
 	}
 }
 
@@ -92,6 +114,12 @@ func (o Options) withDefaults() Options {
 	if o.MinRuns == 0 {
 		o.MinRuns = d.MinRuns
 	}
+	if o.Headline == "" {
+		o.Headline = d.Headline
+	}
+	if o.FailOn == "" {
+		o.FailOn = d.FailOn
+	}
 	return o
 }
 
@@ -115,6 +143,9 @@ func (o Options) Validate() error {
 	}
 	if o.MinHistory < 2 {
 		errs = append(errs, fmt.Errorf("min history %d: need at least 2 baseline pairs to learn a floor", o.MinHistory))
+	}
+	if !slices.Contains(FailOns, o.FailOn) {
+		errs = append(errs, fmt.Errorf("fail_on %q: allowed values are %s", o.FailOn, strings.Join(FailOns, ", ")))
 	}
 	if o.MinRuns < 4 {
 		errs = append(errs, fmt.Errorf("min runs %d: Mann-Whitney U needs at least 4 runs a side to reach p < 0.05", o.MinRuns))

@@ -258,6 +258,7 @@ func Headline(r *Report) string {
 
 func headline(r *Report, code func(string) string) string {
 	label := reportLabeler(r)
+	isHeadline := r.isHeadline()
 	name := func(row Row) string {
 		n := code(label(row.Key))
 		if len(r.Options.PrimaryUnits) > 1 {
@@ -298,17 +299,40 @@ func headline(r *Report, code func(string) string) string {
 			return "The report marks none of its series as the ones its verdict rests on, so none is named here."
 		case len(worse) == 0:
 			parts[0] = "head is better than base in " + list(better, 5)
+		case r.Verdict == VerdictImprovement:
+			// Better in the headline, worse in a phase: say the
+			// headline first, then the trade.
+			var hb []string
+			for _, row := range r.Phases {
+				if isHeadline(row) && row.Verdict == VerdictImprovement {
+					hb = append(hb, name(row)+" "+formatPct(row.Change()))
+				}
+			}
+			return "Head is better than base in " + list(hb, 5) + "; " + tradeOff(r, name)
 		}
 		return capitalize(strings.Join(parts, "; ")) + "."
 	case VerdictNoChange:
+		if t := tradeOff(r, name); t != "" {
+			var within []string
+			for _, row := range r.Phases {
+				if isHeadline(row) {
+					within = append(within, name(row)+" "+formatPct(row.Change()))
+				}
+			}
+			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", list(within, 5), possessive(len(within)), t)
+		}
 		return fmt.Sprintf("No series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
 			plural(r.HolmFamily, "test"), r.Options.Alpha)
 	case VerdictInconclusive:
 		reasons := make(map[string][]string)
 		var order []string
 		var ruledOut []string
+		var moved []string
 		for _, row := range r.Phases {
-			if row.Primary && row.Verdict == VerdictInconclusive {
+			if row.Primary && !isHeadline(row) && (row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement) {
+				moved = append(moved, name(row)+" "+formatPct(row.Change()))
+			}
+			if isHeadline(row) && row.Verdict == VerdictInconclusive {
 				if _, ok := reasons[row.Reason]; !ok {
 					order = append(order, row.Reason)
 				}
@@ -328,6 +352,9 @@ func headline(r *Report, code func(string) string) string {
 		s := "Not settled (" + strings.Join(parts, "; ") + ")."
 		if len(ruledOut) > 0 {
 			s += " Ruled out: changes " + list(ruledOut, 3) + "."
+		}
+		if len(moved) > 0 {
+			s += " Phases that changed: " + list(moved, 5) + "."
 		}
 		if r.NeedMoreRuns() {
 			s += " More runs may settle it."
@@ -352,6 +379,41 @@ func headline(r *Report, code func(string) string) string {
 		return "Nothing to compare: " + strings.Join(parts, "; ") + "."
 	}
 	return ""
+}
+
+// tradeOff is the sentence that names a trade-off (Report.TradeOff),
+// "" when there is none: "a trade-off: msm_b1 +2.7% and msm_l +3.4%
+// slower, msm_h −2.3% faster."
+func tradeOff(r *Report, name func(Row) string) string {
+	rows := r.TradeOff()
+	if len(rows) == 0 {
+		return ""
+	}
+	var worse, better []string
+	for _, row := range rows {
+		s := name(row) + " " + formatPct(row.Change())
+		if row.Verdict == VerdictRegression {
+			worse = append(worse, s)
+		} else {
+			better = append(better, s)
+		}
+	}
+	s := "a trade-off: " + list(worse, 5) + " worse"
+	if len(better) > 0 {
+		s += ", " + list(better, 5) + " better"
+	}
+	if r.Options.FailOn == FailOnAnyPhase {
+		return s + " (fail_on: any-phase fails the check on it)."
+	}
+	return s + "; it fails no check (fail_on: headline)."
+}
+
+// possessive is "its" for one series, "their" for more.
+func possessive(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
 }
 
 // reportLabeler names series as the report's warnings do.

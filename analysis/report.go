@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // A Verdict is the outcome of a comparison, for one row or a whole report.
@@ -201,6 +203,9 @@ type Row struct {
 	Key
 	// Primary reports whether the row's unit decides verdicts.
 	Primary bool `json:"primary"`
+	// Headline marks a primary row that is its benchmark's headline
+	// series (Options.Headline): the report's verdict is about these.
+	Headline bool `json:"headline,omitempty"`
 	// Simulated marks a row of simulated instruction counts from
 	// callgrind runs (IsSimulatedUnit): exact, one run a side, compared
 	// without a test. Its PRaw and PValue are NaN (JSON null), its
@@ -555,4 +560,66 @@ func (p *PhaseShare) UnmarshalJSON(b []byte) error {
 	p.SharePct = orElse(v.SharePct, math.NaN())
 	p.Attributed = orElse(v.Attributed, p.Delta)
 	return nil
+}
+
+// Fails reports whether the comparison fails a check (--fail-on-regression,
+// the bot's check run): a regression of a headline series (the verdict),
+// or, with Options.FailOn any-phase, of any primary series.
+func (r *Report) Fails() bool {
+	if r.Verdict == VerdictRegression {
+		return true
+	}
+	if r.Options.FailOn == FailOnAnyPhase && r.Verdict != VerdictError {
+		for _, row := range r.Phases {
+			if row.Primary && row.Verdict == VerdictRegression {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TradeOff returns the primary series that are not headlines and changed
+// beyond their floors, worst first, when the verdict is no slower overall
+// (an improvement or no change) and at least one of them got worse: the
+// change traded one phase's time for another's. It returns nil otherwise.
+func (r *Report) TradeOff() []Row {
+	if r.Verdict != VerdictImprovement && r.Verdict != VerdictNoChange {
+		return nil
+	}
+	headline := r.isHeadline()
+	var rows []Row
+	worse := false
+	for _, row := range r.Phases {
+		if !row.Primary || headline(row) || (row.Verdict != VerdictRegression && row.Verdict != VerdictImprovement) {
+			continue
+		}
+		rows = append(rows, row)
+		worse = worse || row.Verdict == VerdictRegression
+	}
+	if !worse {
+		return nil
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		if a.Verdict != b.Verdict {
+			if a.Verdict == VerdictRegression {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(math.Abs(b.Change()), math.Abs(a.Change()))
+	})
+	return rows
+}
+
+// isHeadline returns whether a row is a headline series; in a report
+// stored by an older perfbot, whose rows carry no headline flag, every
+// primary row is one.
+func (r *Report) isHeadline() func(Row) bool {
+	for _, row := range r.Phases {
+		if row.Headline {
+			return func(row Row) bool { return row.Headline }
+		}
+	}
+	return func(row Row) bool { return row.Primary }
 }

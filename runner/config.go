@@ -308,6 +308,15 @@ type Thresholds struct {
 	// Paired; docs/statistics.md). Off by default. Like Spending it
 	// decides verdicts, not what a run measures: not part of Hash.
 	Paired bool `json:"paired,omitempty"`
+	// Headline is the phase each benchmark's verdict is about, what its
+	// user waits for (headline; default total; analysis.Options
+	// Headline): phases that move while it does not are a trade-off,
+	// which fails no check by default. Not part of Hash.
+	Headline string `json:"headline,omitempty"`
+	// FailOn says which regressions fail a check and
+	// --fail-on-regression (fail_on: headline, the default, or
+	// any-phase). Not part of Hash.
+	FailOn string `json:"fail_on,omitempty"`
 }
 
 // Vars are the values of the variables perfbot expands in commands,
@@ -362,11 +371,12 @@ func DefaultConfig() *Config {
 			// (bench/cpuprofile-overhead.sh, BENCHMARKS.md; target 2%).
 			CPUProfile: "--cpuprofile",
 		}},
-		Count:        defaultCount,
-		Warmup:       defaultWarmup,
-		MaxCount:     defaultMaxCount,
-		Timeout:      defaultTimeout,
-		Thresholds:   Thresholds{Alpha: defaultAlpha, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming},
+		Count:    defaultCount,
+		Warmup:   defaultWarmup,
+		MaxCount: defaultMaxCount,
+		Timeout:  defaultTimeout,
+		Thresholds: Thresholds{Alpha: defaultAlpha, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming,
+			Headline: "total", FailOn: analysis.FailOnHeadline},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        OrderRandom,
 	}
@@ -449,11 +459,13 @@ type (
 		Path       string            `yaml:"path"`
 	}
 	rawThresholds struct {
-		Alpha        *float64 `yaml:"alpha"`
-		MinChangePct *float64 `yaml:"min_change_pct"`
-		MinHistory   *int     `yaml:"min_history"`
-		Spending     *oneWord `yaml:"spending"`
-		Paired       *bool    `yaml:"paired"`
+		Alpha        *float64  `yaml:"alpha"`
+		MinChangePct *float64  `yaml:"min_change_pct"`
+		MinHistory   *int      `yaml:"min_history"`
+		Spending     *oneWord  `yaml:"spending"`
+		Paired       *bool     `yaml:"paired"`
+		Headline     *oneWord  `yaml:"headline"`
+		FailOn       *lineWord `yaml:"fail_on"`
 	}
 )
 
@@ -670,12 +682,24 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
 			Spending:     wordOr(r.Thresholds.Spending, analysis.SpendingOBrienFleming),
 			Paired:       r.Thresholds.Paired != nil && *r.Thresholds.Paired,
+			Headline:     wordOr(r.Thresholds.Headline, "total"),
+			FailOn:       analysis.FailOnHeadline,
 		},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        wordOr(r.Order, OrderRandom),
 	}
 	if r.PrimaryUnits != nil {
 		c.PrimaryUnits = *r.PrimaryUnits
+	}
+	if f := r.Thresholds.FailOn; f != nil {
+		c.Thresholds.FailOn = string(f.word)
+		if !slices.Contains(analysis.FailOns, c.Thresholds.FailOn) {
+			p.add("line %d: thresholds.fail_on: %q is not one of %s; headline (the default) fails a check when a benchmark's headline series (thresholds.headline, default total) regresses, any-phase when any phase does",
+				f.line, c.Thresholds.FailOn, strings.Join(analysis.FailOns, ", "))
+		}
+	}
+	if c.Thresholds.Headline == "" {
+		p.add("thresholds.headline: empty; name the phase each benchmark's verdict is about, such as total (the default)")
 	}
 	for _, cmd := range r.Build {
 		c.Build = append(c.Build, []string(cmd))
@@ -914,6 +938,19 @@ func wordOr(v *oneWord, def string) string {
 	return string(*v)
 }
 
+// A lineWord is a oneWord that keeps its line, for a value check that
+// names it (thresholds.fail_on).
+type lineWord struct {
+	word oneWord
+	line int
+}
+
+// UnmarshalYAML reads the word and its line.
+func (w *lineWord) UnmarshalYAML(n *yaml.Node) error {
+	w.line = n.Line
+	return w.word.UnmarshalYAML(n)
+}
+
 // A oneWord is a key whose value is one of a few names (order,
 // thresholds.spending): a scalar, whose value check names the choices.
 type oneWord string
@@ -990,6 +1027,8 @@ func (c *Config) Hash() string {
 	// When runs happen (order) and how looks share α (spending) do not
 	// change what a run measures.
 	cp.Order, cp.Thresholds.Spending, cp.Thresholds.Paired = "", "", false
+	// Nor does what the verdict is about, or what fails a check.
+	cp.Thresholds.Headline, cp.Thresholds.FailOn = "", ""
 	// Nor do α and the cap on runs: they decide verdicts and how many runs
 	// a comparison takes. They hash as the values they had when the hash
 	// was defined (the defaults until 2026-12-02, α 0.05 and 30), so that

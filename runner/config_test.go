@@ -54,7 +54,7 @@ func TestParseConfigExample(t *testing.T) {
 		Warmup:       1,
 		MaxCount:     60,
 		Timeout:      10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1.0, MinHistory: 10, Spending: "obrien-fleming"},
+		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1.0, MinHistory: 10, Spending: "obrien-fleming", Headline: "total", FailOn: "headline"},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        "random",
 	}
@@ -94,7 +94,7 @@ func TestParseConfigFillsDefaults(t *testing.T) {
 		BuildTimeout: 30 * time.Minute,
 		Benchmarks:   []Benchmark{{Name: "b", Command: []string{"./bench"}, Count: 10, Warmup: 1, Timeout: 10 * time.Minute}},
 		Count:        10, Warmup: 1, MaxCount: 60, Timeout: 10 * time.Minute,
-		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1, MinHistory: 10, Spending: "obrien-fleming"},
+		Thresholds:   Thresholds{Alpha: 0.01, MinChangePct: 1, MinHistory: 10, Spending: "obrien-fleming", Headline: "total", FailOn: "headline"},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        "random",
 	}
@@ -208,6 +208,10 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{"thresholds.alpha: 0.5 is not above 0 and below 0.5"}},
 		{"unknown spending", bench + "thresholds: {spending: bonferroni}\n",
 			[]string{`thresholds.spending: "bonferroni" is not one of obrien-fleming, pocock`}},
+		{"unknown fail_on", bench + "thresholds:\n  fail_on: anything\n",
+			[]string{`line 5: thresholds.fail_on: "anything" is not one of headline, any-phase`}},
+		{"empty headline", bench + "thresholds: {headline: \"\"}\n",
+			[]string{"thresholds.headline: empty; name the phase"}},
 		{"unknown order", bench + "order: sideways\n",
 			[]string{`order: "sideways" is not one of random, abba, alternate`}},
 		{"order as a list", bench + "order: [random]\n",

@@ -49,13 +49,16 @@ const (
 	ConclusionTimedOut       = "timed_out"
 )
 
-// Conclusion maps a verdict to the check's conclusion: a regression fails
-// the check, runs that failed ask a maintainer to act, an inconclusive
-// comparison is neutral, and no change or an improvement succeeds.
-func Conclusion(v analysis.Verdict) string {
-	switch v {
-	case analysis.VerdictRegression:
+// Conclusion maps a report to the check's conclusion: a regression that
+// fails checks (analysis.Report.Fails: the headline's, or any phase's
+// with fail_on: any-phase) fails it, runs that failed ask a maintainer to
+// act, an inconclusive comparison is neutral, and no change or an
+// improvement succeeds (a trade-off too, unless fail_on says otherwise).
+func Conclusion(rep *analysis.Report) string {
+	if rep.Fails() {
 		return ConclusionFailure
+	}
+	switch rep.Verdict {
 	case analysis.VerdictError:
 		return ConclusionActionRequired
 	case analysis.VerdictInconclusive:
@@ -172,7 +175,7 @@ func PublishResult(ctx context.Context, pub Publisher, repo string, number int, 
 		return err
 	}
 	return pub.SetCheck(ctx, repo, headSHA, Check{
-		Status: CheckCompleted, Conclusion: Conclusion(rep.Verdict),
+		Status: CheckCompleted, Conclusion: Conclusion(rep),
 		Title: truncate(analysis.Headline(rep), 200), Summary: markdown,
 	})
 }

@@ -254,9 +254,22 @@ func TestConclusionOfEveryVerdict(t *testing.T) {
 		analysis.VerdictError:        ConclusionActionRequired,
 	}
 	for v, c := range want {
-		if got := Conclusion(v); got != c {
+		if got := Conclusion(&analysis.Report{Verdict: v}); got != c {
 			t.Errorf("Conclusion(%s) = %s, want %s", v, got, c)
 		}
+	}
+	// A trade-off (the headline no slower, a phase worse) fails only with
+	// fail_on: any-phase.
+	tradeOff := &analysis.Report{Verdict: analysis.VerdictNoChange, Phases: []analysis.Row{
+		{Key: analysis.Key{Benchmark: "X", Phase: "total", Unit: "sec/op"}, Primary: true, Headline: true, Verdict: analysis.VerdictNoChange},
+		{Key: analysis.Key{Benchmark: "X", Phase: "msm_b1", Unit: "sec/op"}, Primary: true, Verdict: analysis.VerdictRegression},
+	}}
+	if got := Conclusion(tradeOff); got != ConclusionSuccess {
+		t.Errorf("a trade-off: %s, want %s", got, ConclusionSuccess)
+	}
+	tradeOff.Options.FailOn = analysis.FailOnAnyPhase
+	if got := Conclusion(tradeOff); got != ConclusionFailure {
+		t.Errorf("a trade-off with fail_on: any-phase: %s, want %s", got, ConclusionFailure)
 	}
 }
 

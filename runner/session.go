@@ -621,6 +621,8 @@ func (r *Runner) optionsFor(cfg *Config) analysis.Options {
 		MinHistory:   cfg.Thresholds.MinHistory,
 		PrimaryUnits: cfg.PrimaryUnits,
 		Paired:       cfg.Thresholds.Paired,
+		Headline:     cfg.Thresholds.Headline,
+		FailOn:       cfg.Thresholds.FailOn,
 	}
 }
 

@@ -450,7 +450,7 @@ not run (GitHub or the database unreachable, interrupted).`,
 	f.StringVar(&apiURL, "api-url", "", "GitHub Enterprise API root, e.g. https://ghe.example.com/ (default: api.github.com)")
 	f.StringVar(&checkName, "check-name", defaultCheckName, "the commit status / check name")
 	f.StringVar(&format, "format", "text", "report format on stdout: "+strings.Join(formats, ", "))
-	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when a headline series (thresholds.headline, default total) regressed; with thresholds.fail_on: any-phase, when any phase did")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text format: the whole report, not just what fits a screen")
 	return cmd
 }

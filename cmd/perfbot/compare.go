@@ -145,7 +145,7 @@ not run (the database unreachable, --timeout ran out, interrupted).`,
 	f.IntVar(&maxCount, "max-count", 0, "cap on runs per side when adding runs to settle an inconclusive result (default: the config's max_count)")
 	f.DurationVar(&timeout, "timeout", 0, "time the whole comparison has; a --count or --max-count whose runs cannot end in it, by this machine's stored runs, is refused before building (default: no limit)")
 	f.StringVar(&format, "format", "text", "report format: "+strings.Join(formats, ", "))
-	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when the verdict is a regression")
+	f.BoolVar(&failOnReg, "fail-on-regression", false, "exit 1 when a headline series (thresholds.headline, default total) regressed; with thresholds.fail_on: any-phase, when any phase did")
 	f.BoolVarP(&verbose, "verbose", "v", false, "text format: the whole report (other units, attribution table, warnings, profiles, environment), not just what fits a screen")
 	f.StringVar(&seed, "seed", "", "seed of the sides' random order within rounds, as a report prints it: replays that comparison's order (default: a new seed)")
 	return cmd
@@ -255,7 +255,7 @@ func compareStatus(res *runner.CompareResult, failOnReg bool) error {
 	switch {
 	case res.FailedRuns > 0 || res.Report.Verdict == analysis.VerdictError:
 		return &statusError{exitRunsFailed, fmt.Sprintf("%d runs failed; the comparison is incomplete", res.FailedRuns)}
-	case failOnReg && res.Report.Verdict == analysis.VerdictRegression:
+	case failOnReg && res.Report.Fails():
 		return &statusError{exitRegression, "regression found (--fail-on-regression)"}
 	}
 	return nil
