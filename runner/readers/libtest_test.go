@@ -96,12 +96,15 @@ func TestLibtestReadsARealBenchRunAndItsPlantedSlowdown(t *testing.T) {
 			t.Fatalf("keys %v, want tests/mix_1000 sec/op, tests/copy_4k sec/op and B/s", k)
 		}
 		changed = changedKeys(t, fb, fs, "sec/op", 1.5)
-		if r, ok := changed["tests/mix_1000 sec/op"]; ok && len(changed) == 1 && r >= 1.5 && r <= 3 {
+		// Twice the steps of mix read ×2 on a quiet machine and ×3.2 at
+		// every one of ten runs a side beside a busy loop: the bound is
+		// for a reader that got nothing or the units wrong (×1000).
+		if r, ok := changed["tests/mix_1000 sec/op"]; ok && len(changed) == 1 && r >= 1.5 && r <= 4 {
 			return
 		}
 		t.Logf("%d runs a side: changed beyond ×1.5 in %v; adding a run a side", n, changed)
 	}
-	t.Fatalf("sec/op changed beyond ×1.5 in %v after 10 runs a side, want tests/mix_1000 alone, about ×2", changed)
+	t.Fatalf("sec/op changed beyond ×1.5 in %v after 10 runs a side, want tests/mix_1000 alone, ×1.5 to ×4", changed)
 }
 
 // fastest keeps the smallest value of each key.
