@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -81,6 +82,12 @@ func Compare(in Input, opts Options) *Report {
 
 	base := c.collect("base", r.Base, in.Base)
 	head := c.collect("head", r.Head, in.Head)
+	for _, s := range []*side{base, head} {
+		named := maps.Clone(s.byCommand)
+		if delete(named, ""); len(named) > 1 {
+			s.runs.ByBenchmark = named
+		}
+	}
 	c.sortKeys()
 	r.Runs = Runs{Base: base.runs, Head: head.runs}
 	if len(c.looks.Runs) == 0 {
@@ -172,8 +179,14 @@ type side struct {
 	series      map[Key][]float64
 	rounds      map[Key][]int
 	withSamples int // ok runs that carried at least one sample
-	nonFinite   int // NaN or infinite values dropped
-	otherRev    int // ok runs whose Revision is not rev
+	// byCommand counts those runs per benchmark command (commandName, ""
+	// for runs that do not name theirs), and command is the command of
+	// the runs that measured each series: a series of one command is
+	// measured by that command's runs only.
+	byCommand map[string]int
+	command   map[Key]string
+	nonFinite int // NaN or infinite values dropped
+	otherRev  int // ok runs whose Revision is not rev
 	// sim holds, per key, one value per ok callgrind run (Run.Tool);
 	// simRuns and simOK count those runs, simFailures their failures.
 	// None of them counts in runs, failures or series.
@@ -185,7 +198,8 @@ type side struct {
 
 // collect reduces runs to a side.
 func (c *comparer) collect(name, rev string, runs []Run) *side {
-	s := &side{name: name, rev: rev, series: make(map[Key][]float64), rounds: make(map[Key][]int), sim: make(map[Key][]float64)}
+	s := &side{name: name, rev: rev, series: make(map[Key][]float64), rounds: make(map[Key][]int), sim: make(map[Key][]float64),
+		byCommand: make(map[string]int), command: make(map[Key]string)}
 	failureIndex := make(map[Failure]int)
 	for _, run := range runs {
 		if run.Tool != "" {
@@ -230,8 +244,12 @@ func (c *comparer) collect(name, rev string, runs []Run) *side {
 		}
 		if len(keys) > 0 {
 			s.withSamples++
+			s.byCommand[commandName(run)]++
 		}
 		for _, k := range keys {
+			if _, ok := s.command[k]; !ok {
+				s.command[k] = commandName(run)
+			}
 			vs := values[k]
 			slices.Sort(vs)
 			s.series[k] = append(s.series[k], median(vs))
@@ -309,7 +327,7 @@ func (c *comparer) row(k Key, bv, hv, pairs []float64, floor Floor) Row {
 	} else {
 		sh = hodgesLehmann(bv, hv, c.opts.Confidence)
 	}
-	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct = sh.Pct, sh.Lo, sh.Hi
+	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct, row.Confidence = sh.Pct, sh.Lo, sh.Hi, c.opts.Confidence
 	row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
 	row.HeadValue = row.BaseValue + row.Shift
 	if c.shifts != nil {
@@ -372,6 +390,7 @@ func (c *comparer) adjust(rows []Row) int {
 			p[j] = rows[i].PRaw
 		}
 		th, adj := stepDown(p, c.opts.Alpha, c.opts.Spending, frac)
+		holmStop(p, th)
 		for j, i := range idx {
 			rows[i].Threshold, rows[i].PValue = th[j], adj[j]
 		}
@@ -380,13 +399,42 @@ func (c *comparer) adjust(rows []Row) int {
 	return len(families[""])
 }
 
-// detectable sets each tested row's MDEPct: the smallest change its runs
-// and noise could have shown with 80% power at the threshold a change of
-// the row would face at this look (the sequential boundary of α over the
-// family's rows that did not change), and never below its floor, since a
-// smaller change does not count.
+// holmStop gives every test from Holm's first non-rejection on the
+// threshold of that step, in place: the step-down stops there, so none
+// of them can be rejected at this look, and the interval each is judged
+// by (decide) must say so too. Thresholds grow along the order, so a
+// later test's own step would be looser than the one that stopped it.
+func holmStop(p, th []float64) {
+	order := make([]int, len(p))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(p[a], p[b]) })
+	stop := -1
+	for _, i := range order {
+		if stop < 0 && !(p[i] < th[i]) {
+			stop = i
+		}
+		if stop >= 0 {
+			th[i] = th[stop]
+		}
+	}
+}
+
+// detectable sets each tested row's MDEPct, the smallest change its
+// runs could have called at this look: half the width of the interval
+// that decided it (DeltaLoPct … DeltaHiPct), never below its floor, since
+// a smaller change does not count. A change that large, estimated
+// exactly, puts the interval's edge at 0; the interval already rules out
+// every change beyond its far end, which is never nearer 0 than its half
+// width, so the MDE never claims a size unseeable that the row excludes.
+// It also sets RunsToFloor for a primary row not settled: the runs a
+// side whose interval, at the level the design's last look would use,
+// narrows to the floor (the half width falls as one over the root of the
+// runs). A row whose runs could call no change however large (its
+// interval is unbounded at this level) is marked blind for warnRows.
 func (c *comparer) detectable(rows []Row) {
-	frac := c.looks.fractions(c.opts.MinRuns)
+	final := c.looks.final(c.opts.MinRuns)
 	for _, idx := range c.families {
 		open := 0
 		for _, i := range idx {
@@ -394,38 +442,52 @@ func (c *comparer) detectable(rows []Row) {
 				open++
 			}
 		}
-		th := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), frac)
-		now := th[len(th)-1] // this look's
+		last := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), final)
 		for _, i := range idx {
-			mde := mdePct(c.shifts[rows[i].Key], now)
-			switch {
-			case finite(mde):
-				rows[i].MDEPct = math.Max(mde, rows[i].Floor.Pct)
-			case rows[i].Primary && rows[i].Verdict == VerdictInconclusive && smallestP(rows[i]) > now:
-				// No shift however large could be called with these
-				// runs: warnRows says so and how many it takes.
-				if c.blind == nil {
-					c.blind = make(map[Key]float64)
+			row := &rows[i]
+			sh := c.shifts[row.Key]
+			if hw := (row.DeltaHiPct - row.DeltaLoPct) / 2; finite(hw) {
+				row.MDEPct = math.Max(hw, row.Floor.Pct)
+			}
+			if !row.Primary || row.Verdict != VerdictInconclusive {
+				continue
+			}
+			if !finite(row.MDEPct) {
+				if smallestP(*row) > row.Threshold {
+					// No shift however large could be called with these
+					// runs: warnRows says so and how many it takes.
+					if c.blind == nil {
+						c.blind = make(map[Key]float64)
+					}
+					c.blind[row.Key] = row.Threshold
 				}
-				c.blind[rows[i].Key] = now
+				continue
+			}
+			at := sh.at(1 - last[len(last)-1])
+			if hw := (at.Hi - at.Lo) / 2; finite(hw) && row.Floor.Pct > 0 {
+				n := float64(min(row.Base.N, row.Head.N))
+				row.RunsToFloor = int(math.Ceil(n * math.Pow(hw/row.Floor.Pct, 2)))
 			}
 		}
 	}
 }
 
-// decide sets a row's verdict and reason from its test at this look
-// (PValue, adjusted for the family and the looks, below α), its change
-// against the floor, and the change's own interval (DeltaLoPct …
-// DeltaHiPct) against ±floor:
+// decide sets a row's verdict and reason from its change's intervals
+// against 0 and ±floor:
 //
-//   - regression or improvement: significant, and the change (Change: the
-//     Hodges–Lehmann shift) at least the floor;
-//   - no change: the interval lies within ±floor, so any change larger
-//     than the floor is ruled out (ReasonBelowFloor when the test found
-//     a change too small to count, ReasonWithinFloor otherwise);
-//   - inconclusive: the interval reaches beyond the floor — on both sides
-//     of it (ReasonTooNoisy) or wholly beyond it while the test is not yet
-//     significant at this look (ReasonUnconfirmed).
+//   - regression or improvement: the interval at this look's level
+//     excludes 0 (the test is significant at this look) and the change
+//     (Change: the Hodges–Lehmann shift) is at least the floor;
+//   - no change: the interval at Options.Confidence lies within ±floor,
+//     so any change larger than the floor is ruled out (ReasonBelowFloor
+//     when it excludes 0: a change too small to count; ReasonWithinFloor
+//     otherwise);
+//   - inconclusive: neither (ReasonTooNoisy).
+//
+// The row keeps the interval that decided it (see the comment inside).
+// ReasonUnconfirmed, a 95% interval wholly beyond the floor beside a
+// test not yet significant, is no longer given: such a row now shows its
+// look's interval, which reaches 0, and is too noisy.
 func (c *comparer) decide(row *Row, base, head *side) {
 	if row.Waits != "" && row.Base.N >= c.opts.MinRuns && row.Head.N >= c.opts.MinRuns {
 		row.Verdict, row.Reason = VerdictWait, "waits for "+row.Waits
@@ -445,17 +507,38 @@ func (c *comparer) decide(row *Row, base, head *side) {
 		}
 		return
 	}
-	significant := row.PValue < c.opts.Alpha
+	// Two errors, two intervals. A change is called when the change's
+	// interval at this look's level (1 − Threshold: a repeated confidence
+	// interval of the sequential design, Jennison and Turnbull 2000,
+	// ch. 9) excludes 0, which it does exactly when the test is
+	// significant at this look, and the change reaches the floor: that
+	// keeps the chance of any false alarm, over the family and the looks,
+	// at α. A change is ruled out ("no change") when the interval at
+	// Options.Confidence lies within ±floor: missing a change of floor
+	// size is the lesser error (a comparison's power is 80–95%, not
+	// 1 − α), and asking the look's level of it too would hold every
+	// A/A comparison for the design's last looks (simulated, 0.3% noise
+	// a phase, floor 1%, α 0.01, cap 60: an A/A settled in a median of 25
+	// rounds instead of 10, a planted +5% in msm_h in 50 instead of 20). The row shows the interval that decided it — the
+	// look's for a change or a row not settled, the fixed one for no
+	// change — so the one rule of the legend (excludes 0 with Δ at the
+	// floor: a change; within ±floor: no change; else not settled) gives
+	// its verdict from its printed numbers: a row not settled never has
+	// the look's interval within ±floor, as it holds the fixed one.
+	fixed := *row
+	c.decisionInterval(row)
+	significant := row.DeltaLoPct > 0 || row.DeltaHiPct < 0
 	change := row.Change()
 	aboveFloor := math.Abs(change) >= row.Floor.Pct
-	within := row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct
-	beyond := row.DeltaLoPct > row.Floor.Pct || row.DeltaHiPct < -row.Floor.Pct
+	within := fixed.DeltaLoPct >= -row.Floor.Pct && fixed.DeltaHiPct <= row.Floor.Pct
+	fixedSignificant := fixed.DeltaLoPct > 0 || fixed.DeltaHiPct < 0
 	if !finite(change) {
 		// A base whose median is 0 has no percentage: the change is in
 		// the unit (Shift), and only no change at all is within a floor.
+		significant = row.ShiftLo > 0 || row.ShiftHi < 0
 		aboveFloor = row.Shift != 0
-		within = row.ShiftLo == 0 && row.ShiftHi == 0
-		beyond = row.ShiftLo > 0 || row.ShiftHi < 0
+		within = fixed.ShiftLo == 0 && fixed.ShiftHi == 0
+		fixedSignificant = fixed.ShiftLo > 0 || fixed.ShiftHi < 0
 	}
 	switch {
 	case significant && aboveFloor:
@@ -467,15 +550,32 @@ func (c *comparer) decide(row *Row, base, head *side) {
 		if worse {
 			row.Verdict = VerdictRegression
 		}
-	case within && significant:
-		row.Verdict, row.Reason = VerdictNoChange, ReasonBelowFloor
+		return
 	case within:
 		row.Verdict, row.Reason = VerdictNoChange, ReasonWithinFloor
-	case beyond && !significant:
-		row.Verdict, row.Reason = VerdictInconclusive, ReasonUnconfirmed
+		if fixedSignificant {
+			row.Reason = ReasonBelowFloor
+		}
+		row.Confidence = fixed.Confidence
+		row.DeltaLoPct, row.DeltaHiPct = fixed.DeltaLoPct, fixed.DeltaHiPct
+		row.ShiftLo, row.ShiftHi = fixed.ShiftLo, fixed.ShiftHi
 	default:
 		row.Verdict, row.Reason = VerdictInconclusive, ReasonTooNoisy
 	}
+}
+
+// decisionInterval sets a tested row's interval (DeltaLoPct … DeltaHiPct,
+// ShiftLo … ShiftHi) at confidence 1 − Threshold, and Confidence to
+// that level.
+func (c *comparer) decisionInterval(row *Row) {
+	sh, ok := c.shifts[row.Key]
+	if !ok || !(row.Threshold > 0) {
+		return
+	}
+	row.Confidence = 1 - row.Threshold
+	at := sh.at(row.Confidence)
+	row.DeltaLoPct, row.DeltaHiPct = at.Lo, at.Hi
+	row.ShiftLo, row.ShiftHi = at.AbsLo, at.AbsHi
 }
 
 // halfWidthPct returns how far, in percent of the median, the confidence

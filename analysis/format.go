@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -276,6 +277,19 @@ func runsLine(s SideRuns) string {
 	out := plural(s.Total, "run") + ", " + strconv.Itoa(s.OK) + " ok"
 	if s.FailedRuns() > 0 {
 		out += ", " + statusCounts(s)
+	}
+	if len(s.ByBenchmark) > 1 {
+		counts := slices.Sorted(maps.Values(s.ByBenchmark))
+		if counts[0] == counts[len(counts)-1] {
+			out += fmt.Sprintf(" (%d benchmarks, %d ok runs each)", len(counts), counts[0])
+		} else {
+			names := slices.Sorted(maps.Keys(s.ByBenchmark))
+			parts := make([]string, len(names))
+			for i, n := range names {
+				parts[i] = fmt.Sprintf("%s %d", n, s.ByBenchmark[n])
+			}
+			out += " (ok runs: " + strings.Join(parts, ", ") + ")"
+		}
 	}
 	return out
 }

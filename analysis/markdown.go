@@ -42,6 +42,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			mdExplanation(&b, e)
 		}
 	}
+	if line := oneSidedLine(r, mdCode); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	if line := mdeLine(r, mdCode); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
@@ -162,7 +165,7 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 		}
 		return
 	}
-	fmt.Fprintf(b, "| %s | base → head | Δ [95%% CI] | p (adj.) | floor | verdict |\n", g.firstColumn())
+	fmt.Fprintf(b, "| %s | base → head | Δ [interval] | p (adj.) | floor | verdict |\n", g.firstColumn())
 	b.WriteString("| :-- | --: | --: | --: | --: | :-- |\n")
 	for _, row := range g.rows {
 		t := formatRow(row)

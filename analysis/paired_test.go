@@ -67,7 +67,7 @@ func TestPairedCompareFindsWhatDriftHides(t *testing.T) {
 	if err := RenderText(&text, paired); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "Paired by round") {
+	if !strings.Contains(unwrapped(text.String()), "Paired by round") {
 		t.Errorf("the report does not say it is paired:\n%s", text.String())
 	}
 

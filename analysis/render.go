@@ -321,8 +321,12 @@ func headline(r *Report, code func(string) string) string {
 			}
 			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", list(within, 5), possessive(len(within)), t)
 		}
-		return fmt.Sprintf("No series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
-			plural(r.HolmFamily, "test"), r.Options.Alpha)
+		s := fmt.Sprintf("No %s series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
+			strings.Join(r.Options.PrimaryUnits, ", "), plural(r.HolmFamily, "test"), r.Options.Alpha)
+		if moved := otherUnitsMoved(r, name); len(moved) > 0 {
+			s += " In other units, which decide nothing: " + list(moved, 4) + "."
+		}
+		return s
 	case VerdictInconclusive:
 		reasons := make(map[string][]string)
 		var order []string
@@ -338,7 +342,7 @@ func headline(r *Report, code func(string) string) string {
 				}
 				reasons[row.Reason] = append(reasons[row.Reason], name(row))
 				if finite(row.DeltaLoPct) && finite(row.DeltaHiPct) {
-					ruledOut = append(ruledOut, fmt.Sprintf("beyond %s / %s in %s", formatPct(row.DeltaHiPct), formatPct(row.DeltaLoPct), name(row)))
+					ruledOut = append(ruledOut, fmt.Sprintf("outside [%s, %s] in %s", formatPct(row.DeltaLoPct), formatPct(row.DeltaHiPct), name(row)))
 				}
 			}
 		}
@@ -379,6 +383,44 @@ func headline(r *Report, code func(string) string) string {
 		return "Nothing to compare: " + strings.Join(parts, "; ") + "."
 	}
 	return ""
+}
+
+// otherUnitsMoved names the rows of units that do not decide the
+// verdict which changed: "synthesis allocs/op +75.0%".
+func otherUnitsMoved(r *Report, name func(Row) string) []string {
+	var moved []string
+	for _, row := range r.Phases {
+		if !row.Primary && row.Changed() {
+			moved = append(moved, name(row)+" "+row.Unit+" "+formatChange(row))
+		}
+	}
+	return moved
+}
+
+// oneSidedLine names the primary series only one side measured: phases
+// a change added or removed, which no table row shows. "" when none.
+func oneSidedLine(r *Report, code func(string) string) string {
+	label := reportLabeler(r)
+	names := func(keys []Key) []string {
+		var out []string
+		for _, k := range keys {
+			if slices.Contains(r.Options.PrimaryUnits, k.Unit) {
+				out = append(out, code(label(k)))
+			}
+		}
+		return out
+	}
+	var parts []string
+	if added := names(r.OnlyHead); len(added) > 0 {
+		parts = append(parts, "only head measured "+list(added, 6)+" (added)")
+	}
+	if removed := names(r.OnlyBase); len(removed) > 0 {
+		parts = append(parts, "only base measured "+list(removed, 6)+" (removed)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return capitalize(strings.Join(parts, "; ")) + ": not compared."
 }
 
 // tradeOff is the sentence that names a trade-off (Report.TradeOff),
@@ -432,8 +474,8 @@ func methodLine(r *Report) string {
 	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
 		test = "Wilcoxon signed-rank of the rounds' log ratios (paired; Mann-Whitney U where a row's runs do not pair)"
 	}
-	s := fmt.Sprintf(test+", Holm-corrected over %s at α = %v; a change must also exceed its noise floor (at least %.1f%%), \"no change\" means its %.0f%% interval lies within the floor, and a side needs %d ok runs.",
-		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, r.Options.Confidence*100, r.Options.MinRuns)
+	s := fmt.Sprintf(test+", Holm-corrected over %s at α = %v; a change needs the change's interval at this look's level (1 − its p threshold, so it excludes 0 exactly when the test is significant) to exclude 0 and Δ to reach its noise floor (at least %.1f%%), \"no change\" means its %s interval lies within the floor, and a side needs %d ok runs.",
+		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, formatLevel(r.Options.Confidence), r.Options.MinRuns)
 	if line := looksLine(r); line != "" {
 		s += " " + line
 	}
@@ -512,11 +554,12 @@ func joinAnd(items []string) string {
 func joinThen(items []string) string { return strings.Join(items, ", then < ") }
 
 // mdeLine says, for the inconclusive primary rows, which changes the runs
-// could not have seen and how many runs would see a change of floor
-// size: "At this noise, changes under 6.1% in msm_h and 4.2% in ntt
-// cannot be seen at 30 runs a side; seeing msm_h's 1.0% floor would take
-// about 1,100 runs a side (perfbot calibrate measures each phase's
-// noise)." It is "" when no such row has an MDE.
+// could not have called (each row's MDE: half its printed interval) and
+// how many runs would settle a change of floor size: "At this noise,
+// changes under 6.1% in msm_h and 4.2% in ntt cannot be seen at 30 runs
+// a side; seeing msm_h's 1.0% floor would take about 1,100 runs a side
+// (perfbot calibrate measures each phase's noise)." It is "" when no such
+// row has an MDE.
 func mdeLine(r *Report, code func(string) string) string {
 	label := reportLabeler(r)
 	var rows []Row
@@ -533,22 +576,28 @@ func mdeLine(r *Report, code func(string) string) string {
 	for _, row := range rows {
 		parts = append(parts, fmt.Sprintf("%.1f%% in %s", row.MDEPct, code(label(row.Key))))
 	}
-	worst := rows[0]
-	n := min(worst.Base.N, worst.Head.N)
-	need := float64(n) * math.Pow(worst.MDEPct/worst.Floor.Pct, 2)
-	s := fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side; ",
+	n := min(rows[0].Base.N, rows[0].Head.N)
+	s := fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side",
 		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"))
-	// The MDE shrinks as one over the root of the runs: past a sane
+	// The runs a floor needs, from the row that needs the most.
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RunsToFloor, a.RunsToFloor) })
+	worst := rows[0]
+	if worst.RunsToFloor <= n {
+		// Narrow enough at the last look's level already: more looks
+		// settle it.
+		return s + "."
+	}
+	// The interval narrows as one over the root of the runs: past a sane
 	// bound, say what floor the cap can judge instead of a count nobody
 	// will run.
-	limit := runsBoundFactor * max(r.Sequential.MaxRuns, n)
-	if need <= float64(limit) {
-		return s + fmt.Sprintf("seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
-			code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(need)))
-	}
 	capRuns := max(r.Sequential.MaxRuns, n)
-	judgeable := worst.MDEPct * math.Sqrt(float64(n)/float64(capRuns))
-	return s + fmt.Sprintf("%s's %s floor is below what this runner resolves (more than %s runs a side); at %s a side it could judge a floor of about %.1f%% (perfbot calibrate measures each phase's noise).",
+	limit := runsBoundFactor * capRuns
+	if worst.RunsToFloor <= limit {
+		return s + fmt.Sprintf("; seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
+			code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(float64(worst.RunsToFloor))))
+	}
+	judgeable := worst.Floor.Pct * math.Sqrt(float64(worst.RunsToFloor)/float64(capRuns))
+	return s + fmt.Sprintf("; %s's %s floor is below what this runner resolves (more than %s runs a side); at %s a side it could judge a floor of about %.1f%% (perfbot calibrate measures each phase's noise).",
 		code(label(worst.Key)), formatFloor(worst.Floor), formatCount(limit), plural(capRuns, "run"), judgeable)
 }
 
@@ -718,14 +767,64 @@ func formatDeltaInterval(lo, hi float64, unit string) string {
 	return " [" + bound(lo) + ", " + bound(hi) + "]"
 }
 
-// estimateLine says what Δ and the values beside it are.
+// estimateLine says what Δ and the values beside it are, and what the
+// intervals are: each the one its row's verdict was decided on.
 func estimateLine(r *Report) string {
 	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
-		return fmt.Sprintf("Paired by round: Δ is the Hodges–Lehmann estimate of the rounds' own head/base ratios with its %.0f%% interval, "+
-			"tested with Wilcoxon's signed-rank test, so what the machine did to both runs of a round cancels; base is the base's median and head is base moved by Δ "+
-			"(benchstat's unpaired medians and p: perfbot export --per-run).",
-			r.Options.Confidence*100)
+		return "Paired by round: Δ is the Hodges–Lehmann estimate of the rounds' own head/base ratios, " +
+			"tested with Wilcoxon's signed-rank test, so what the machine did to both runs of a round cancels; base is the base's median and head is base moved by Δ " +
+			"(benchstat's unpaired medians and p: perfbot export --per-run). " + intervalSentence(r)
 	}
-	return fmt.Sprintf("Δ is the change's Hodges–Lehmann estimate (the median of every head/base ratio) with its %.0f%% interval; base is the base's median and head is base moved by Δ, so the three never disagree (benchstat's own medians: perfbot export).",
-		r.Options.Confidence*100)
+	return "Δ is the change's Hodges–Lehmann estimate (the median of every head/base ratio); base is the base's median and head is base moved by Δ, " +
+		"so the three never disagree (benchstat's own medians: perfbot export). " + intervalSentence(r)
+}
+
+// intervalSentence says what each row's interval is and how it decides:
+// "Each interval is the one its verdict was decided on, at this look's
+// level (99.5%) for a change or a row not settled, at 95% for no change:
+// a change when it excludes 0 and Δ reaches the floor, no change when it
+// lies within ±floor, not settled otherwise." Levels are the primary
+// rows'; other units' families have their own.
+func intervalSentence(r *Report) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	fixed := false
+	for _, row := range r.Phases {
+		if !row.Primary || row.Simulated || !finite(row.Threshold) {
+			continue
+		}
+		if row.Verdict == VerdictNoChange {
+			fixed = true
+			continue
+		}
+		lo, hi = math.Min(lo, row.Confidence), math.Max(hi, row.Confidence)
+	}
+	var at []string
+	switch {
+	case lo > hi: // every tested row is no change, or none was tested
+	case lo == hi:
+		at = append(at, "at this look's level ("+formatLevel(lo)+") for a change or a row not settled")
+	default:
+		at = append(at, "at this look's level ("+strings.TrimSuffix(formatLevel(lo), "%")+"–"+formatLevel(hi)+", by the row's p threshold) for a change or a row not settled")
+	}
+	if fixed || len(at) == 0 {
+		at = append(at, "at "+formatLevel(r.Options.Confidence)+" for no change")
+	}
+	return "Each interval is the one its verdict was decided on, " + strings.Join(at, ", ") +
+		": a change when it excludes 0 and Δ reaches the floor, no change when it lies within ±floor, not settled otherwise."
+}
+
+// formatLevel formats a confidence level in percent with two significant
+// digits of what it leaves out: 0.95 is "95%", 0.995 "99.5%", 0.99986
+// "99.986%".
+func formatLevel(c float64) string {
+	miss := (1 - c) * 100
+	if !(miss > 0) {
+		return "100%"
+	}
+	digits := max(0, 1-int(math.Floor(math.Log10(miss))))
+	s := strconv.FormatFloat(100-miss, 'f', digits, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + "%"
 }

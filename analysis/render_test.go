@@ -409,3 +409,7 @@ func TestHeadlineOfAReportWithoutPrimaryRows(t *testing.T) {
 		}
 	}
 }
+
+// unwrapped joins a text report's wrapped lines: its words with single
+// spaces, for finding a phrase wherever the width broke it.
+func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -35,10 +35,10 @@ const (
 	// within and beyond the floor, so the runs neither show a change of
 	// floor size nor rule one out.
 	ReasonTooNoisy = "too noisy"
-	// ReasonUnconfirmed (inconclusive): the change's interval lies wholly
-	// beyond the floor, but the test is not significant at this look's
-	// threshold (Holm's share of α at the sequential boundary); more runs
-	// may confirm it.
+	// ReasonUnconfirmed (inconclusive), of reports stored before the
+	// verdict was read off the printed interval: that interval (at 95%)
+	// lay wholly beyond the floor while the test at the look's level was
+	// not significant. New reports never give it.
 	ReasonUnconfirmed = "unconfirmed"
 	// ReasonRunsFailed: a side has fewer than Options.MinRuns ok runs
 	// measuring the row, and would have had enough had its failed runs
@@ -178,6 +178,10 @@ type SideRuns struct {
 	OK    int `json:"ok"`
 	// Failed counts the runs that did not end ok, by status.
 	Failed map[Status]int `json:"failed,omitempty"`
+	// ByBenchmark counts the ok runs of each benchmark command, when the
+	// side ran more than one (a config of several benchmark entries runs
+	// each its count of times): every series is measured by one of them.
+	ByBenchmark map[string]int `json:"by_benchmark,omitempty"`
 }
 
 // FailedRuns returns the number of runs that did not end ok.
@@ -252,26 +256,36 @@ type Row struct {
 	// Threshold is the nominal p-value PRaw had to fall below at this
 	// look: the sequential boundary (Report.Sequential) of α/(m−i), for
 	// the row's place i in its family of m tests sorted by p (Holm's
-	// step-down). NaN (JSON null) for a row not tested.
+	// step-down), or, for a row at or after the step where Holm stopped,
+	// that step's. NaN (JSON null) for a row not tested.
 	Threshold float64 `json:"threshold"`
+	// Confidence is the level of the change's interval (DeltaLoPct …
+	// DeltaHiPct, ShiftLo … ShiftHi): 1 − Threshold for a tested row,
+	// the interval its verdict was decided on; Options.Confidence for a
+	// row not tested.
+	Confidence float64 `json:"confidence"`
 	// ShiftPct is the row's change: the Hodges–Lehmann estimate, in
 	// percent of base (the median of every head/base ratio, or for values
 	// that are not all positive, of every difference over the base
 	// median), and DeltaLoPct … DeltaHiPct its distribution-free interval
-	// at Options.Confidence; for a simulated row, the exact change of
-	// the counts, with an interval of that one point. The interval is
-	// what decides "no change" (it lies within ±floor) and what an
-	// inconclusive row rules out. ShiftPct is NaN (JSON null) and the
+	// at Confidence; for a simulated row, the exact change of the counts,
+	// with an interval of that one point. The interval decides the
+	// verdict: a change when it excludes 0 and the change is at least the
+	// floor, no change when it lies within ±floor, not settled otherwise. ShiftPct is NaN (JSON null) and the
 	// bounds infinite when the base's median is 0 (see Shift); the
 	// bounds are infinite too for samples too small for an interval.
 	ShiftPct   float64 `json:"shift_pct"`
 	DeltaLoPct float64 `json:"delta_lo_pct"`
 	DeltaHiPct float64 `json:"delta_hi_pct"`
 	// MDEPct is the minimum detectable change, in percent: the smallest
-	// change the row's runs and noise could have shown with 80% power at
-	// the threshold a change of it would face at this look, and never
-	// below its floor. NaN (JSON null) for a row not tested.
+	// change the row's runs could have called at this look, half the
+	// width of its interval, and never below its floor. NaN (JSON null)
+	// for a row not tested.
 	MDEPct float64 `json:"mde_pct"`
+	// RunsToFloor is, for a primary row not settled, about how many runs
+	// a side would narrow its interval, at the level of the design's last
+	// look, to its floor; 0 when not estimated.
+	RunsToFloor int `json:"runs_to_floor,omitempty"`
 	// Floor is the smallest |DeltaPct| that counts.
 	Floor
 	// Verdict and Reason are the row's outcome.

@@ -125,7 +125,7 @@ func TestScenarioGPUPlantOffTheCriticalPath(t *testing.T) {
 	if !anyPhase.Fails() {
 		t.Errorf("with fail_on: any-phase, msm_h's regression does not fail the check")
 	}
-	if !strings.Contains(brief, "Phases that changed: msm_h +6.0%") {
+	if !strings.Contains(unwrapped(brief), "Phases that changed: msm_h +6.0%") {
 		t.Errorf("the headline does not name msm_h as a phase that changed:\n%s", brief)
 	}
 	a := r.Attribution[0]
@@ -138,7 +138,7 @@ func TestScenarioGPUPlantOffTheCriticalPath(t *testing.T) {
 	}
 	for _, want := range []string{"not a significant change (inconclusive), so no phase's share of it is given",
 		"msm_h +6.0% (regression) is off the critical path: msm_b2 took longer on both sides", "GPU steps accumulate +"} {
-		if !strings.Contains(brief, want) {
+		if !strings.Contains(unwrapped(brief), want) {
 			t.Errorf("the brief report lacks %q:\n%s", want, brief)
 		}
 	}
@@ -177,7 +177,7 @@ func TestScenarioGPUPlantOnTheCriticalPath(t *testing.T) {
 			t.Errorf("%s has a share %.1f%% of a total that did not change", q.Phase, q.SharePct)
 		}
 	}
-	if !strings.Contains(brief, "through msm_a … msm_h (153.6ms against 133.5ms) at head") || !strings.Contains(brief, "so no phase's share of it is given") {
+	if flat := unwrapped(brief); !strings.Contains(flat, "through msm_a … msm_h (153.6ms against 133.5ms) at head") || !strings.Contains(flat, "so no phase's share of it is given") {
 		t.Errorf("the brief report does not say where the critical path went:\n%s", brief)
 	}
 }

@@ -117,6 +117,18 @@ type Looks struct {
 // FixedLooks returns the Looks of a single look at n runs a side.
 func FixedLooks(n int) Looks { return Looks{Runs: []int{n}, Max: n} }
 
+// final returns the fractions of the looks so far followed by the
+// design's last (fraction 1), when this look is not already it: the
+// looks whose thresholds the last look's depends on, for the runs a
+// row would need by then.
+func (l Looks) final(minRuns int) []float64 {
+	t := l.fractions(minRuns)
+	if t[len(t)-1] < 1 {
+		t = append(t, 1)
+	}
+	return t
+}
+
 // fractions returns the information fractions of the looks at which a
 // test with minRuns runs a side could be made, in order: each look's runs
 // over Max (capped at 1), leaving out looks with fewer than minRuns runs

@@ -20,7 +20,7 @@ import (
 // family-wise false-alarm rate, which must not exceed α at the shipped
 // defaults (α 0.01, cap 60); with a shift planted in one phase at the
 // minimum detectable change its A/A runs predict, that phase must be
-// found about 80% of the time. Testing every look at α itself (the old
+// found about half the time. Testing every look at α itself (the old
 // loop) raises the rate to about 0.14 at α 0.05 and cap 30 (the control
 // test below).
 
@@ -363,10 +363,13 @@ func TestEveryLookAtAlphaWouldInflateFalseAlarms(t *testing.T) {
 
 // TestSequentialPowerMatchesMDE plants a shift in msm_h of the minimum
 // detectable change that A/A comparisons of the same world report at
-// their last look, and checks that the sequential comparison finds it
-// about 80% of the time (the MDE's power) within 10 points: a tolerance for the
-// MDE's normal approximation and the looks before the last, which add
-// chances. The floor is set low so that the MDE is the noise's alone.
+// their last look (half the width of the interval that decides there),
+// and checks that the sequential comparison finds it about half the
+// time: a change of exactly that size puts the centre of its interval
+// one half width from 0, so its lower edge falls on either side of 0
+// equally often. The looks before the last add a little; the tolerance
+// covers that and the sampling of 600 comparisons. The floor is set low
+// so that the MDE is the noise's alone.
 func TestSequentialPowerMatchesMDE(t *testing.T) {
 	d := NewDesign(10, 30)
 	opts := DefaultOptions()
@@ -391,8 +394,8 @@ func TestSequentialPowerMatchesMDE(t *testing.T) {
 		power := float64(found) / float64(len(out))
 		t.Logf("%s: MDE of msm_h at 30 runs %.2f%%; planted that, found %d of %d (power %.1f%%), wrong direction %d, median rounds %d",
 			w.name, mde, found, len(out), 100*power, wrong, rounds[len(rounds)/2])
-		if power < 0.70 || power > 0.90 || wrong > 0 {
-			t.Errorf("%s: planted the MDE %.2f%%, power %.3f (want 0.80 within 10 points) and %d wrong-direction verdicts", w.name, mde, power, wrong)
+		if power < 0.40 || power > 0.62 || wrong > 0 {
+			t.Errorf("%s: planted the MDE %.2f%%, power %.3f (want about 0.5: 0.40 to 0.62) and %d wrong-direction verdicts", w.name, mde, power, wrong)
 		}
 	}
 }

@@ -39,6 +39,45 @@ type Shift struct {
 	// signed-rank p-value.
 	d []float64
 	p float64
+	// raw says b and h are the raw values of a base whose median is 0
+	// (no percentage): at moves only AbsLo and AbsHi.
+	raw bool
+}
+
+// at returns the shift with its interval at another confidence: the
+// same estimate, from the same values, so that an interval at a look's
+// level (a repeated confidence interval) and the one at
+// Options.Confidence are of one construction.
+func (s Shift) at(confidence float64) Shift {
+	out := s
+	out.Lo, out.Hi, out.AbsLo, out.AbsHi = math.Inf(-1), math.Inf(1), math.Inf(-1), math.Inf(1)
+	switch {
+	case s.Pct == 0 && s.Lo == 0 && s.Hi == 0:
+		// Every value of both sides equal: no change at any level.
+		return s
+	case s.d != nil:
+		r := signedRank(s.d, confidence)
+		if r.criticalLow >= 0 {
+			out.Lo, out.Hi = s.toPct(r.Lo), s.toPct(r.Hi)
+			out.AbsLo, out.AbsHi = s.toAbs(out.Lo), s.toAbs(out.Hi)
+		}
+		return out
+	case len(s.b) == 0 || len(s.h) == 0:
+		return out
+	}
+	m, n := len(s.b), len(s.h)
+	k := uLowerCritical(m, n, (1-confidence)/2)
+	if k < 1 {
+		return out
+	}
+	lo, hi := kthDifference(s.b, s.h, k), kthDifference(s.b, s.h, m*n+1-k)
+	if s.raw {
+		out.AbsLo, out.AbsHi = lo, hi
+		return out
+	}
+	out.Lo, out.Hi = s.toPct(lo), s.toPct(hi)
+	out.AbsLo, out.AbsHi = s.toAbs(out.Lo), s.toAbs(out.Hi)
+	return out
 }
 
 // hodgesLehmann returns the shift of head against base at the given
@@ -76,6 +115,7 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 				s.Pct, s.Lo, s.Hi = 0, 0, 0
 			}
 			s.Abs, s.AbsLo, s.AbsHi = rawShift(b, h, confidence)
+			s.b, s.h, s.raw = b, h, true
 			return s
 		}
 	}
@@ -143,6 +183,9 @@ func (s Shift) toPct(d float64) float64 {
 // confidence, on the scale it was estimated on, or NaN when the samples
 // are too small for one.
 func (s Shift) halfWidth(confidence float64) float64 {
+	if s.raw {
+		return math.NaN()
+	}
 	if s.d != nil {
 		r := signedRank(s.d, confidence)
 		if r.criticalLow < 0 {

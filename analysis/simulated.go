@@ -129,16 +129,17 @@ func simRow(k Key, bv, hv []float64) Row {
 		return Summary{Median: median(v), Lo: v[0], Hi: v[len(v)-1], N: len(v)}
 	}
 	row := Row{
-		Key:       k,
-		Simulated: true,
-		Better:    "lower",
-		Base:      summary(bv),
-		Head:      summary(hv),
-		PRaw:      math.NaN(),
-		PValue:    math.NaN(),
-		Threshold: math.NaN(),
-		MDEPct:    math.NaN(),
-		Floor:     Floor{Pct: SimFloorPct, Source: FloorSimulated},
+		Key:        k,
+		Simulated:  true,
+		Better:     "lower",
+		Base:       summary(bv),
+		Head:       summary(hv),
+		PRaw:       math.NaN(),
+		PValue:     math.NaN(),
+		Threshold:  math.NaN(),
+		MDEPct:     math.NaN(),
+		Floor:      Floor{Pct: SimFloorPct, Source: FloorSimulated},
+		Confidence: 1, // exact counts: the interval is the one point
 	}
 	// Exact: the change is the medians' change, with no interval (an
 	// interval of that one point).

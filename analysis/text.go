@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // RenderText writes all of r for a terminal: the verdict, aligned tables
@@ -24,7 +25,7 @@ func RenderTextBrief(w io.Writer, r *Report) error { return renderText(w, r, tru
 func renderText(w io.Writer, r *Report, brief bool) error {
 	var b strings.Builder
 	plain := func(s string) string { return s }
-	fmt.Fprintf(&b, "perfbot: %s\n%s\n\n", verdictWord(r.Verdict), headline(r, plain))
+	fmt.Fprintf(&b, "perfbot: %s\n%s\n\n", verdictWord(r.Verdict), wrapText(headline(r, plain), ""))
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "base\t%s\t%s\n", sideName(r, r.Base, r.BaseArgs, plain), runsLine(r.Runs.Base))
 	fmt.Fprintf(tw, "head\t%s\t%s\n", sideName(r, r.Head, r.HeadArgs, plain), runsLine(r.Runs.Head))
@@ -34,9 +35,9 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 	tw.Flush()
 	if r.Verdict != VerdictError {
 		if brief {
-			fmt.Fprintf(&b, "%s\n", estimateLine(r))
+			fmt.Fprintf(&b, "%s\n", wrapText(estimateLine(r), ""))
 		} else {
-			fmt.Fprintf(&b, "%s %s\n", methodLine(r), estimateLine(r))
+			fmt.Fprintf(&b, "%s\n", wrapText(methodLine(r)+" "+estimateLine(r), ""))
 		}
 	}
 
@@ -45,8 +46,11 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		textTable(&b, g)
 		textProfileLines(&b, r, g)
 	}
+	if line := oneSidedLine(r, plain); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", wrapText(line, ""))
+	}
 	if line := mdeLine(r, plain); line != "" {
-		fmt.Fprintf(&b, "\n%s\n", line)
+		fmt.Fprintf(&b, "\n%s\n", wrapText(line, ""))
 	}
 	if brief {
 		// Why runs failed is the first thing to read when they did.
@@ -54,11 +58,11 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		for _, a := range r.Attribution {
 			b.WriteString("\n")
 			for _, line := range attributionLines(a, plain) {
-				fmt.Fprintf(&b, "%s\n", line)
+				fmt.Fprintf(&b, "%s\n", wrapText(line, ""))
 			}
 		}
 		if more := briefOmits(r); more != "" {
-			fmt.Fprintf(&b, "\n%s\n", more)
+			fmt.Fprintf(&b, "\n%s\n", wrapText(more, ""))
 		}
 		_, err := io.WriteString(w, trimLines(b.String()))
 		return err
@@ -119,7 +123,7 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nWarnings\n")
 		for _, warning := range r.Warnings {
-			fmt.Fprintf(&b, "  - %s\n", warning)
+			fmt.Fprintf(&b, "%s\n", wrapText("  - "+warning, "    "))
 		}
 	}
 	textFailures(&b, r)
@@ -215,7 +219,7 @@ func textTable(b *strings.Builder, g rowGroup) {
 		tw.Flush()
 		return
 	}
-	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ [95%% CI]\tp (adj.)\tfloor\tverdict\n", g.firstColumn())
+	fmt.Fprintf(tw, "  %s\tbase\thead\tΔ [interval]\tp (adj.)\tfloor\tverdict\n", g.firstColumn())
 	for _, row := range g.rows {
 		t := formatRow(row)
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.label(row), t.base, t.head, t.delta, t.p, t.floor, t.verdict)
@@ -233,7 +237,7 @@ func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
 	b.WriteString("\n")
 	plain := func(s string) string { return s }
 	for _, e := range rows {
-		fmt.Fprintf(b, "  %s\n", explanationLine(e.expl, e.diff, plain, plain, plain))
+		fmt.Fprintf(b, "%s\n", wrapText("  "+explanationLine(e.expl, e.diff, plain, plain, plain), "    "))
 	}
 }
 
@@ -242,4 +246,38 @@ func envValueText(v string, ok bool) string {
 		return "unset"
 	}
 	return strings.ReplaceAll(v, "\t", " ")
+}
+
+// textWidth is the width the text report's prose wraps at: a terminal's
+// or a CI log's, where a 300-character line is read by scrolling.
+const textWidth = 100
+
+// wrapText wraps s at spaces so that no line is wider than textWidth
+// characters (a word longer than that stays whole), starting every line
+// after the first with indent. Lines s already breaks stay broken.
+func wrapText(s, indent string) string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line, width := "", 0
+		for _, word := range strings.Fields(para) {
+			w := utf8.RuneCountInString(word)
+			switch {
+			case line == "":
+				line, width = leadingSpace(para)+word, utf8.RuneCountInString(leadingSpace(para))+w
+			case width+1+w > textWidth:
+				out = append(out, line)
+				line, width = indent+word, utf8.RuneCountInString(indent)+w
+			default:
+				line += " " + word
+				width += 1 + w
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// leadingSpace returns the spaces s starts with.
+func leadingSpace(s string) string {
+	return s[:len(s)-len(strings.TrimLeft(s, " "))]
 }

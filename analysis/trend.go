@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -483,11 +482,6 @@ func minRunsForInterval(confidence float64) int {
 		n++
 	}
 	return n
-}
-
-// formatLevel formats a confidence level as a percentage: "95%".
-func formatLevel(c float64) string {
-	return strconv.FormatFloat(c*100, 'f', -1, 64) + "%"
 }
 
 func isAre(n int) string {

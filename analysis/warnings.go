@@ -66,7 +66,7 @@ func (c *comparer) warnRuns(r *Report, base, head *side) {
 // measured on one side only or by some runs only, and short or noisy
 // history.
 func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
-	var fewRuns, failed, noisy, unconfirmed, partial, shortHist, noisyHist []string
+	var fewRuns, failed, noisy, partial, shortHist, noisyHist []string
 	primary, fewestPairs := 0, -1
 	for _, row := range r.Phases {
 		if !row.Primary {
@@ -80,13 +80,14 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 		case ReasonRunsFailed:
 			failed = append(failed, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
 		case ReasonTooNoisy:
+			if _, blind := c.blind[row.Key]; blind {
+				break // warnBlind says why, and what it takes
+			}
 			noisy = append(noisy, fmt.Sprintf("%s (%s%s vs floor %s)", label, formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatFloor(row.Floor)))
-		case ReasonUnconfirmed:
-			unconfirmed = append(unconfirmed, fmt.Sprintf("%s (%s%s, p (adj.) %s)", label, formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatP(row.PValue)))
 		}
 		for _, s := range []*side{base, head} {
-			if n := len(s.series[row.Key]); n < s.withSamples {
-				partial = append(partial, fmt.Sprintf("%s (%d of %d %s runs)", label, n, s.withSamples, s.name))
+			if n, of := len(s.series[row.Key]), s.byCommand[s.command[row.Key]]; n < of {
+				partial = append(partial, fmt.Sprintf("%s (%d of %d %s runs)", label, n, of, s.name))
 			}
 		}
 		if row.Floor.Source == FloorMinimum && row.Floor.Pairs < c.opts.MinHistory {
@@ -112,12 +113,8 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 		c.warnf("runs failed: %s would have had %d ok runs a side but for failed runs", list(failed, listLimit), c.opts.MinRuns)
 	}
 	if len(noisy) > 0 {
-		c.warnf("too noisy: %s; the change's %.0f%% interval reaches beyond the noise floor on one side and within it on the other, so the runs neither show a change of floor size nor rule one out; add runs or quiet the machine (perfbot system lists what else runs)",
-			list(noisy, listLimit), c.opts.Confidence*100)
-	}
-	if len(unconfirmed) > 0 {
-		c.warnf("unconfirmed: %s; the change's interval lies beyond the floor, but the test is not significant at this look's threshold (α shared by the looks and the family); more runs may confirm it",
-			list(unconfirmed, listLimit))
+		c.warnf("too noisy: %s; the change's interval, at the level this look needs, reaches beyond the noise floor without a change of floor size at its centre, so the runs neither show a change of floor size nor rule one out; add runs or quiet the machine (perfbot system lists what else runs)",
+			list(noisy, listLimit))
 	}
 	if len(partial) > 0 {
 		c.warnf("measured by only some ok runs: %s", list(partial, listLimit))
