@@ -119,6 +119,7 @@ func Compare(in Input, opts Options) *Report {
 	r.HolmFamily = c.adjust(r.Phases)
 	for i := range r.Phases {
 		c.decide(&r.Phases[i], base, head)
+		c.reshape(&r.Phases[i], base.series[r.Phases[i].Key], head.series[r.Phases[i].Key])
 	}
 	c.detectable(r.Phases)
 	// Simulated counts are exact: decided by simRow, outside Holm's
@@ -562,6 +563,45 @@ func (c *comparer) decide(row *Row, base, head *side) {
 	default:
 		row.Verdict, row.Reason = VerdictInconclusive, ReasonTooNoisy
 	}
+}
+
+// reshape looks, in a tested row not called a change, for what its
+// shift cannot show: a change of distribution at the row's threshold
+// (distribution), which then decides the row, or, in a row not settled,
+// a change of spread, which says why instead of "too noisy".
+func (c *comparer) reshape(row *Row, bv, hv []float64) {
+	if !c.tested(row) || row.Changed() || row.Verdict == VerdictWait {
+		return
+	}
+	if d := distribution(row, bv, hv); d != nil {
+		row.Distribution, row.Reason = d, d.Kind
+		row.Verdict = VerdictImprovement
+		if d.worse(row.Better) {
+			row.Verdict = VerdictRegression
+		}
+		return
+	}
+	row.MultiModal = fewValues(bv) && fewValues(hv) && math.Abs(deltaPct(row.Base.Median, row.Head.Median)) >= row.Floor.Pct
+	if row.Verdict != VerdictInconclusive {
+		return
+	}
+	// The ratio first: the test runs only where the spread moved enough
+	// to name, which few rows do (it runs at every look).
+	if ib, ih := iqr(bv), iqr(hv); ib > 0 && (ih >= minSpreadRatio*ib || ih*minSpreadRatio <= ib) {
+		if ratio, p := spreadRatio(bv, hv); p < row.Threshold {
+			row.Reason, row.SpreadRatio = ReasonSpread, ratio
+		}
+	}
+}
+
+// fewValues reports whether runs sit on a few values: at most a third
+// as many distinct values as runs, so that ties, not noise, make them.
+func fewValues(v []float64) bool {
+	seen := make(map[float64]bool)
+	for _, x := range v {
+		seen[x] = true
+	}
+	return 3*len(seen) <= len(v)
 }
 
 // decisionInterval sets a tested row's interval (DeltaLoPct … DeltaHiPct,

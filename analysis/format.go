@@ -142,6 +142,22 @@ func verdictWord(v Verdict) string {
 
 // rowVerdict names a row's verdict with its reason when the reason matters.
 func rowVerdict(row Row) string {
+	switch {
+	case row.Distribution != nil:
+		return verdictWord(row.Verdict) + ": " + row.Distribution.Describe(row.Unit)
+	case row.Reason == ReasonSpread && finite(row.SpreadRatio):
+		return fmt.Sprintf("inconclusive: spread ×%s", formatRatio(row.SpreadRatio))
+	}
+	if row.MultiModal {
+		s := scaler(row.Unit, row.Base.Median, row.Head.Median)
+		return rowVerdictWord(row) + fmt.Sprintf(" (medians %s → %s: the runs sit on a few values)",
+			formatScaled(s, row.Base.Median, row.Unit), formatScaled(s, row.Head.Median, row.Unit))
+	}
+	return rowVerdictWord(row)
+}
+
+// rowVerdictWord is a row's verdict with its reason, without notes.
+func rowVerdictWord(row Row) string {
 	switch row.Verdict {
 	case VerdictInconclusive:
 		return "inconclusive: " + row.Reason
@@ -292,4 +308,13 @@ func runsLine(s SideRuns) string {
 		}
 	}
 	return out
+}
+
+// formatRatio formats a factor with two significant digits: "13",
+// "2.4", "0.31".
+func formatRatio(x float64) string {
+	if x >= 10 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 2, 64)
 }

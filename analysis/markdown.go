@@ -138,6 +138,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 			break
 		}
 	}
+	if ctx.Repo != "" && ctx.Repo != "." {
+		cmd += " --repo " + shellQuote(ctx.Repo)
+	}
 	fmt.Fprintf(&b, "\n<details><summary>Reproduce with benchstat</summary>\n\n```sh\n%s export --rev %s%s --kind compare --per-run > base.txt\n%s export --rev %s%s --kind compare --per-run > head.txt\nbenchstat -row %s base.txt head.txt\n```\n\n",
 		cmd, revOr(r.Base, "BASE"), exportArgs(r.BaseArgs), cmd, revOr(r.Head, "HEAD"), exportArgs(r.HeadArgs), row)
 	b.WriteString("benchstat prints each side's median with its interval, the change of the medians and the raw p-values of the same runs; perfbot reports the Hodges–Lehmann change instead (the medians' change can point the other way when the runs are not a shift of each other), and applies Holm's correction and the noise floor, so it calls fewer changes.\n\n</details>\n")

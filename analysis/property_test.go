@@ -265,15 +265,24 @@ func checkReport(r *Report) []string {
 	}
 	var doc struct {
 		Phases []struct {
-			Phase    string   `json:"phase"`
-			Unit     string   `json:"unit"`
-			Better   string   `json:"better"`
-			Verdict  string   `json:"verdict"`
-			Shift    *float64 `json:"shift_pct"`
-			Lo       *float64 `json:"delta_lo_pct"`
-			Hi       *float64 `json:"delta_hi_pct"`
-			FloorPct float64  `json:"floor_pct"`
+			Phase        string              `json:"phase"`
+			Unit         string              `json:"unit"`
+			Better       string              `json:"better"`
+			Verdict      string              `json:"verdict"`
+			Shift        *float64            `json:"shift_pct"`
+			Lo           *float64            `json:"delta_lo_pct"`
+			Hi           *float64            `json:"delta_hi_pct"`
+			Abs          float64             `json:"shift"`
+			AbsLo        *float64            `json:"shift_lo"`
+			AbsHi        *float64            `json:"shift_hi"`
+			FloorPct     float64             `json:"floor_pct"`
+			Reason       string              `json:"reason"`
+			MDE          *float64            `json:"mde_pct"`
+			Primary      bool                `json:"primary"`
+			Distribution *DistributionChange `json:"distribution"`
+			Headline     bool                `json:"headline"`
 		} `json:"phases"`
+		Verdict     string `json:"verdict"`
 		Attribution []struct {
 			Phases []struct {
 				Phase string   `json:"phase"`
@@ -299,11 +308,52 @@ func checkReport(r *Report) []string {
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
 		return append(bad, "JSON: "+err.Error())
 	}
+	headlines := map[string]bool{}
 	for _, row := range doc.Phases {
 		name := row.Phase + " " + row.Unit
+		if row.Headline {
+			headlines[row.Verdict] = true
+		}
+		// The legend's one rule, applied to the interval the row shows,
+		// gives the row's verdict: excludes 0 with Δ at the floor, a
+		// change; within ±floor, no change; otherwise not settled. (A
+		// row with too few runs was not tested and says so.)
+		if want, ok := legendVerdict(row.Shift, row.Lo, row.Hi, row.Abs, row.AbsLo, row.AbsHi, row.FloorPct); ok &&
+			row.Reason != ReasonTooFewRuns && row.Reason != ReasonRunsFailed && row.Verdict != string(VerdictWait) &&
+			row.Reason != ReasonNonZero && row.Reason != ReasonModes {
+			got := row.Verdict
+			if got == string(VerdictImprovement) {
+				got = string(VerdictRegression) // the rule says "a change"; its direction is checked below
+			}
+			if got != want {
+				bad = append(bad, fmt.Sprintf("%s: %s beside Δ %v [%v, %v] (floor %.1f%%): the legend's rule gives %s", name, row.Verdict, ptr(row.Shift), ptr(row.Lo), ptr(row.Hi), row.FloorPct, want))
+			}
+		}
+		// The MDE never claims a size unseeable that the row's own
+		// interval already rules out.
+		if row.Verdict == string(VerdictInconclusive) && row.MDE != nil && row.Lo != nil && row.Hi != nil {
+			if far := math.Max(math.Abs(*row.Lo), math.Abs(*row.Hi)); *row.MDE > far+1e-9 {
+				bad = append(bad, fmt.Sprintf("%s: MDE %.2f%% beyond its interval [%.2f, %.2f]", name, *row.MDE, *row.Lo, *row.Hi))
+			}
+		}
 		// "No change" means the interval lies within ±floor.
 		if row.Verdict == string(VerdictNoChange) && row.Lo != nil && row.Hi != nil && (*row.Lo < -row.FloorPct-1e-9 || *row.Hi > row.FloorPct+1e-9) {
 			bad = append(bad, fmt.Sprintf("%s: no change with an interval [%.2f, %.2f] beyond its floor %.1f%%", name, *row.Lo, *row.Hi, row.FloorPct))
+		}
+		// A change of distribution is for the worse when more runs are
+		// non-zero or the median rose (where lower is better).
+		if d := row.Distribution; d != nil {
+			w := d.HeadMedian > d.BaseMedian
+			if d.Kind == ReasonNonZero {
+				w = d.HeadNonZero*d.BaseN > d.BaseNonZero*d.HeadN
+			}
+			if row.Better == "higher" {
+				w = !w
+			}
+			if w != (row.Verdict == string(VerdictRegression)) {
+				bad = append(bad, fmt.Sprintf("%s: %s with %+v", name, row.Verdict, *d))
+			}
+			continue
 		}
 		// A regression is a change for the worse, by the same estimate.
 		if row.Shift != nil && (row.Verdict == string(VerdictRegression) || row.Verdict == string(VerdictImprovement)) {
@@ -313,6 +363,25 @@ func checkReport(r *Report) []string {
 			}
 			if worse != (row.Verdict == string(VerdictRegression)) {
 				bad = append(bad, fmt.Sprintf("%s: %s with Δ %+.2f%%", name, row.Verdict, *row.Shift))
+			}
+		}
+	}
+	// The report's verdict is its headline series': a phase that moved
+	// while the headline did not never makes it a regression.
+	switch {
+	case headlines[string(VerdictRegression)]:
+		if doc.Verdict != string(VerdictRegression) {
+			bad = append(bad, fmt.Sprintf("verdict %s above a headline regression", doc.Verdict))
+		}
+	case doc.Verdict == string(VerdictRegression) || r.Fails():
+		bad = append(bad, fmt.Sprintf("verdict %s (fails a check: %v) with no headline regression", doc.Verdict, r.Fails()))
+	}
+	// A headline that says nothing changed names what did, in other units.
+	if flat := unwrapped(txt.String()); strings.Contains(flat, "series changed beyond its noise floor") && !strings.Contains(flat, "In other units") {
+		for _, row := range r.Phases {
+			if row.Changed() {
+				bad = append(bad, fmt.Sprintf("the headline says nothing changed above %s %s, %s", row.Phase, row.Unit, row.Verdict))
+				break
 			}
 		}
 	}
@@ -361,4 +430,41 @@ func TestReportsNeverContradictThemselves(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d of %d comparisons contradict themselves", failed, n)
 	}
+}
+
+// legendVerdict applies the report legend's rule to a row's change and
+// interval in percent (or, where the base's median is 0, in its unit):
+// "regression" for any change, "no-change" or "inconclusive"; ok is false
+// when the row shows no interval to apply it to.
+func legendVerdict(pct, lo, hi *float64, abs float64, absLo, absHi *float64, floor float64) (string, bool) {
+	if pct == nil {
+		if absLo == nil || absHi == nil {
+			return "", false
+		}
+		switch {
+		case (*absLo > 0 || *absHi < 0) && abs != 0:
+			return string(VerdictRegression), true
+		case *absLo == 0 && *absHi == 0:
+			return string(VerdictNoChange), true
+		}
+		return string(VerdictInconclusive), true
+	}
+	if lo == nil || hi == nil {
+		return "", false
+	}
+	switch {
+	case (*lo > 0 || *hi < 0) && math.Abs(*pct) >= floor:
+		return string(VerdictRegression), true
+	case *lo >= -floor && *hi <= floor:
+		return string(VerdictNoChange), true
+	}
+	return string(VerdictInconclusive), true
+}
+
+// ptr formats a nullable number.
+func ptr(v *float64) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*v, 'g', 6, 64)
 }

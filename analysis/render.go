@@ -23,6 +23,10 @@ type RenderContext struct {
 	// DetailsURL links to the full comparison (a dashboard page);
 	// omitted when empty.
 	DetailsURL string
+	// Repo is the repository the reproduction commands name (--repo):
+	// the path or URL the comparison measured; "" or "." for the current
+	// directory, which is their default.
+	Repo string
 }
 
 func (ctx RenderContext) command() string { return cmp.Or(ctx.Command, "perfbot") }
@@ -321,8 +325,23 @@ func headline(r *Report, code func(string) string) string {
 			}
 			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", list(within, 5), possessive(len(within)), t)
 		}
+		var moved []string
+		for _, row := range r.Phases {
+			if row.Primary && !isHeadline(row) && row.Changed() {
+				moved = append(moved, name(row)+" "+formatPct(row.Change()))
+			}
+		}
 		s := fmt.Sprintf("No %s series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
 			strings.Join(r.Options.PrimaryUnits, ", "), plural(r.HolmFamily, "test"), r.Options.Alpha)
+		if len(moved) > 0 {
+			var within []string
+			for _, row := range r.Phases {
+				if isHeadline(row) {
+					within = append(within, name(row)+" "+formatPct(row.Change()))
+				}
+			}
+			s = fmt.Sprintf("No change overall: %s, within %s noise floor. Phases that changed: %s.", list(within, 5), possessive(len(within)), list(moved, 5))
+		}
 		if moved := otherUnitsMoved(r, name); len(moved) > 0 {
 			s += " In other units, which decide nothing: " + list(moved, 4) + "."
 		}
@@ -809,8 +828,12 @@ func intervalSentence(r *Report) string {
 	if fixed || len(at) == 0 {
 		at = append(at, "at "+formatLevel(r.Options.Confidence)+" for no change")
 	}
-	return "Each interval is the one its verdict was decided on, " + strings.Join(at, ", ") +
+	s := "Each interval is the one its verdict was decided on, " + strings.Join(at, ", ") +
 		": a change when it excludes 0 and Δ reaches the floor, no change when it lies within ±floor, not settled otherwise."
+	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Distribution != nil }) {
+		s += " A verdict that names a share of non-zero runs or two medians is a change of the runs' distribution, which Δ (0 when most head/base pairs are equal) cannot show."
+	}
+	return s
 }
 
 // formatLevel formats a confidence level in percent with two significant

@@ -286,6 +286,19 @@ type Row struct {
 	// a side would narrow its interval, at the level of the design's last
 	// look, to its floor; 0 when not estimated.
 	RunsToFloor int `json:"runs_to_floor,omitempty"`
+	// Distribution, when set, is the change of the row's runs that its
+	// shift could not show (runs on a few values, or often zero), which
+	// decided its verdict: its Reason is the change's Kind.
+	Distribution *DistributionChange `json:"distribution,omitempty"`
+	// MultiModal marks a row not called a change whose runs sit on a few
+	// values on both sides while the sides' own medians (Base.Median,
+	// Head.Median) differ by at least the floor: the medians jump between
+	// the values (a count that is 19 or 79) where the shift does not, and
+	// the report shows both rather than a bare "no change".
+	MultiModal bool `json:"multi_modal,omitempty"`
+	// SpreadRatio is head's interquartile range over base's for a row
+	// whose spread changed (ReasonSpread); 0 otherwise.
+	SpreadRatio float64 `json:"spread_ratio,omitempty"`
 	// Floor is the smallest |DeltaPct| that counts.
 	Floor
 	// Verdict and Reason are the row's outcome.

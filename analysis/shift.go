@@ -299,7 +299,7 @@ func uLowerCritical(m, n int, alpha float64) int {
 	var k int
 	if m*n <= uExactLimit {
 		cdf := 0.0
-		for _, p := range uDistribution(m, n) {
+		for _, p := range uDistributionCached(m, n) {
 			if cdf+p > alpha*(1+1e-12) {
 				break
 			}
@@ -315,6 +315,21 @@ func uLowerCritical(m, n int, alpha float64) int {
 	}
 	uCriticalCache.Store(key, k)
 	return k
+}
+
+var uDistCache sync.Map // [2]int{m, n} → []float64
+
+// uDistributionCached is uDistribution, computed once per (m, n): the
+// intervals at each look's level ask for new critical values of the same
+// sample sizes at every threshold.
+func uDistributionCached(m, n int) []float64 {
+	key := [2]int{m, n}
+	if v, ok := uDistCache.Load(key); ok {
+		return v.([]float64)
+	}
+	d := uDistribution(m, n)
+	uDistCache.Store(key, d)
+	return d
 }
 
 // uDistribution returns P(U = u) for u = 0 … m·n: U counts the pairs with

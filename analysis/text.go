@@ -29,10 +29,11 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "base\t%s\t%s\n", sideName(r, r.Base, r.BaseArgs, plain), runsLine(r.Runs.Base))
 	fmt.Fprintf(tw, "head\t%s\t%s\n", sideName(r, r.Head, r.HeadArgs, plain), runsLine(r.Runs.Head))
-	if r.Config != "" {
-		fmt.Fprintf(tw, "config\t%s\t\n", r.Config)
-	}
 	tw.Flush()
+	if r.Config != "" {
+		// Apart from the table: a long path would widen its columns.
+		fmt.Fprintf(&b, "config  %s\n", r.Config)
+	}
 	if r.Verdict != VerdictError {
 		if brief {
 			fmt.Fprintf(&b, "%s\n", wrapText(estimateLine(r), ""))

@@ -66,7 +66,7 @@ func (c *comparer) warnRuns(r *Report, base, head *side) {
 // measured on one side only or by some runs only, and short or noisy
 // history.
 func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
-	var fewRuns, failed, noisy, partial, shortHist, noisyHist []string
+	var fewRuns, failed, noisy, spread, partial, shortHist, noisyHist []string
 	primary, fewestPairs := 0, -1
 	for _, row := range r.Phases {
 		if !row.Primary {
@@ -79,6 +79,8 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 			fewRuns = append(fewRuns, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
 		case ReasonRunsFailed:
 			failed = append(failed, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
+		case ReasonSpread:
+			spread = append(spread, fmt.Sprintf("%s (head's runs spread ×%s as much as base's, %s%s)", label, formatRatio(row.SpreadRatio), formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct)))
 		case ReasonTooNoisy:
 			if _, blind := c.blind[row.Key]; blind {
 				break // warnBlind says why, and what it takes
@@ -115,6 +117,10 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 	if len(noisy) > 0 {
 		c.warnf("too noisy: %s; the change's interval, at the level this look needs, reaches beyond the noise floor without a change of floor size at its centre, so the runs neither show a change of floor size nor rule one out; add runs or quiet the machine (perfbot system lists what else runs)",
 			list(noisy, listLimit))
+	}
+	if len(spread) > 0 {
+		c.warnf("spread changed: %s; the centre did not settle because head's runs vary differently from base's on the same machine (Mann-Whitney on each run's distance from its side's median), which is the change's doing, not the machine's: look at what the change does on some runs only",
+			list(spread, listLimit))
 	}
 	if len(partial) > 0 {
 		c.warnf("measured by only some ok runs: %s", list(partial, listLimit))

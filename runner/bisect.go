@@ -903,6 +903,13 @@ func (b *bisection) reproduce(good, bad, lastGood, firstBad workspace.Commit) []
 	if b.req.AllCommits {
 		bisect += " --all-commits"
 	}
+	// A config given from a file must be given again, or both commands
+	// read the good end's .perfbot.yml, which may not exist.
+	if b.r.Config != nil && b.r.Config.Path != "" {
+		flag := " --config " + analysis.FormatArgs([]string{b.r.Config.Path})
+		cmds[0] += flag
+		bisect += flag
+	}
 	return append(cmds, bisect)
 }
 

@@ -258,7 +258,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	ss.prog.finish()
 
 	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, report, analysis.RenderContext{}); err != nil {
+	if err := analysis.RenderMarkdown(&md, report, analysis.RenderContext{Repo: req.Source}); err != nil {
 		return nil, err
 	}
 	reportJSON, err := json.Marshal(report)

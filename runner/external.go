@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/perfbot/perfbot/runner/workspace"
 )
@@ -29,7 +30,11 @@ type ExternalConfig struct {
 	// Source names where it came from, for logs and reports:
 	// "ci/prover.yml (--config)".
 	Source string
-	data   []byte
+	// Path is the file's absolute path when it was read from one
+	// (ReadConfigFile), for the commands a report prints to pass it
+	// again; "" for a config given inline.
+	Path string
+	data []byte
 }
 
 // NewExternalConfig parses data, the YAML of a config given from outside
@@ -50,7 +55,14 @@ func ReadConfigFile(path, how string) (*ExternalConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s: %v", ErrInvalidConfig, how, path, unwrapPath(err))
 	}
-	return NewExternalConfig(data, fmt.Sprintf("%s (%s)", path, how))
+	e, err := NewExternalConfig(data, fmt.Sprintf("%s (%s)", path, how))
+	if err != nil {
+		return nil, err
+	}
+	if e.Path, err = filepath.Abs(path); err != nil {
+		e.Path = path
+	}
+	return e, nil
 }
 
 // unwrapPath drops the path an os error repeats.

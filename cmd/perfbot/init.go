@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner"
 )
 
@@ -67,7 +69,11 @@ not overwrite); 4 could not write the file.`,
 			if err := f.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s for %s; edit it, then perfbot compare --base main --head HEAD\n", path, kind)
+			hint := "perfbot compare --base " + defaultBranch(dir) + " --head HEAD"
+			if dir != "." {
+				hint = "perfbot compare --repo " + analysis.FormatArgs([]string{dir}) + " --base " + defaultBranch(dir) + " --head HEAD"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s for %s; edit it, then %s\n", path, kind, hint)
 			return nil
 		},
 	}
@@ -260,3 +266,20 @@ benchmarks:
     stream: stderr
     pattern: 'TIMING (?P<phase>\w+)_(?P<unit>ms)=(?P<value>[0-9.]+)'
 ` + starterTail
+
+// defaultBranch names the branch a repository's pull requests merge
+// into, for the command init suggests: origin's HEAD where the clone
+// knows it, else the branch checked out, else "main".
+func defaultBranch(dir string) string {
+	if out, err := exec.Command("git", "-C", dir, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD").Output(); err == nil {
+		if b := strings.TrimPrefix(strings.TrimSpace(string(out)), "origin/"); b != "" {
+			return b
+		}
+	}
+	if out, err := exec.Command("git", "-C", dir, "symbolic-ref", "--quiet", "--short", "HEAD").Output(); err == nil {
+		if b := strings.TrimSpace(string(out)); b != "" {
+			return b
+		}
+	}
+	return "main"
+}
