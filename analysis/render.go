@@ -282,7 +282,7 @@ func headline(r *Report, code func(string) string) string {
 		})
 		var out []string
 		for _, row := range rows {
-			out = append(out, name(row)+" "+formatPct(row.Change()))
+			out = append(out, name(row)+" "+changeWord(row))
 		}
 		return out
 	}
@@ -309,7 +309,7 @@ func headline(r *Report, code func(string) string) string {
 			var hb []string
 			for _, row := range r.Phases {
 				if isHeadline(row) && row.Verdict == VerdictImprovement {
-					hb = append(hb, name(row)+" "+formatPct(row.Change()))
+					hb = append(hb, name(row)+" "+changeWord(row))
 				}
 			}
 			return "Head is better than base in " + list(hb, 5) + "; " + tradeOff(r, name)
@@ -320,7 +320,7 @@ func headline(r *Report, code func(string) string) string {
 			var within []string
 			for _, row := range r.Phases {
 				if isHeadline(row) {
-					within = append(within, name(row)+" "+formatPct(row.Change()))
+					within = append(within, name(row)+" "+changeWord(row))
 				}
 			}
 			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", list(within, 5), possessive(len(within)), t)
@@ -328,7 +328,7 @@ func headline(r *Report, code func(string) string) string {
 		var moved []string
 		for _, row := range r.Phases {
 			if row.Primary && !isHeadline(row) && row.Changed() {
-				moved = append(moved, name(row)+" "+formatPct(row.Change()))
+				moved = append(moved, name(row)+" "+changeWord(row))
 			}
 		}
 		s := fmt.Sprintf("No %s series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
@@ -337,7 +337,7 @@ func headline(r *Report, code func(string) string) string {
 			var within []string
 			for _, row := range r.Phases {
 				if isHeadline(row) {
-					within = append(within, name(row)+" "+formatPct(row.Change()))
+					within = append(within, name(row)+" "+changeWord(row))
 				}
 			}
 			s = fmt.Sprintf("No change overall: %s, within %s noise floor. Phases that changed: %s.", list(within, 5), possessive(len(within)), list(moved, 5))
@@ -353,7 +353,7 @@ func headline(r *Report, code func(string) string) string {
 		var moved []string
 		for _, row := range r.Phases {
 			if row.Primary && !isHeadline(row) && (row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement) {
-				moved = append(moved, name(row)+" "+formatPct(row.Change()))
+				moved = append(moved, name(row)+" "+changeWord(row))
 			}
 			if isHeadline(row) && row.Verdict == VerdictInconclusive {
 				if _, ok := reasons[row.Reason]; !ok {
@@ -404,6 +404,16 @@ func headline(r *Report, code func(string) string) string {
 	return ""
 }
 
+// changeWord is a row's change as a headline names it: its percentage,
+// or, where the base's median is 0 and no percentage exists, the change
+// in its unit ("+4.839ms").
+func changeWord(row Row) string {
+	if finite(row.Change()) {
+		return formatPct(row.Change())
+	}
+	return formatDelta(row.Shift, row.Unit)
+}
+
 // otherUnitsMoved names the rows of units that do not decide the
 // verdict which changed: "synthesis allocs/op +75.0%".
 func otherUnitsMoved(r *Report, name func(Row) string) []string {
@@ -452,7 +462,7 @@ func tradeOff(r *Report, name func(Row) string) string {
 	}
 	var worse, better []string
 	for _, row := range rows {
-		s := name(row) + " " + formatPct(row.Change())
+		s := name(row) + " " + changeWord(row)
 		if row.Verdict == VerdictRegression {
 			worse = append(worse, s)
 		} else {

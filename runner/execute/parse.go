@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/readers"
@@ -99,9 +100,17 @@ func parseOutput(r io.Reader) (output, error) {
 					out.warnings = append(out.warnings, fmt.Sprintf("%s:%d: dropped non-finite value %v %s", file, line, v.Value, v.Unit))
 					continue
 				}
+				// benchfmt keeps a value's own unit when tidying leaves
+				// the value as it was — a 0 — so "0 ns/op" would be a
+				// series apart from the phase's sec/op: tidy the unit
+				// itself.
+				value, unit := v.Value, v.Unit
+				if _, tidy := benchunit.Tidy(1, unit); tidy != unit {
+					value, unit = benchunit.Tidy(value, unit)
+				}
 				out.samples = append(out.samples, analysis.Sample{
-					Key:   analysis.Key{Benchmark: bench, Phase: phase, Unit: v.Unit},
-					Value: v.Value,
+					Key:   analysis.Key{Benchmark: bench, Phase: phase, Unit: unit},
+					Value: value,
 				})
 			}
 		case *benchfmt.SyntaxError:

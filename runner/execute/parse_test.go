@@ -21,6 +21,7 @@ BenchmarkProve/x=1/phase=ntt-16 1 2000 ns/op 3 MB/s
 BenchmarkProve/x=1/phase=ntt-16 1 4000 ns/op 5 MB/s
 cpu: Second CPU
 BenchmarkSum-8 100 50 ns/op 0 B/op 0 allocs/op
+BenchmarkProve/x=1/phase=retry-16 1 0 ns/op 0 MB/s
 `
 	out, err := parseOutput(strings.NewReader(in))
 	if err != nil {
@@ -35,6 +36,10 @@ BenchmarkSum-8 100 50 ns/op 0 B/op 0 allocs/op
 		{Key: analysis.Key{Benchmark: "Sum", Unit: "sec/op"}, Value: 50e-9},
 		{Key: analysis.Key{Benchmark: "Sum", Unit: "B/op"}, Value: 0},
 		{Key: analysis.Key{Benchmark: "Sum", Unit: "allocs/op"}, Value: 0},
+		// A phase that did nothing is 0 sec/op, not a series in ns/op
+		// (benchfmt leaves the unit of a 0 untidied).
+		{Key: analysis.Key{Benchmark: ntt, Phase: "retry", Unit: "sec/op"}, Value: 0},
+		{Key: analysis.Key{Benchmark: ntt, Phase: "retry", Unit: "B/s"}, Value: 0},
 	}
 	if fmt.Sprint(out.samples) != fmt.Sprint(want) {
 		t.Errorf("samples\n%v\nwant\n%v", out.samples, want)
