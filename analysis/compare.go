@@ -587,10 +587,8 @@ func (c *comparer) reshape(row *Row, bv, hv []float64) {
 	}
 	// The ratio first: the test runs only where the spread moved enough
 	// to name, which few rows do (it runs at every look).
-	if ib, ih := iqr(bv), iqr(hv); ib > 0 && (ih >= minSpreadRatio*ib || ih*minSpreadRatio <= ib) {
-		if ratio, p := spreadRatio(bv, hv); p < row.Threshold {
-			row.Reason, row.SpreadRatio = ReasonSpread, ratio
-		}
+	if ib, ih := iqr(bv), iqr(hv); ib > 0 && (ih >= minSpreadRatio*ib || ih*minSpreadRatio <= ib) && spreadP(bv, hv) < row.Threshold {
+		row.Reason, row.SpreadRatio = ReasonSpread, ih/ib
 	}
 }
 

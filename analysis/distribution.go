@@ -149,11 +149,10 @@ func fisherExact(a, n, b, m int) float64 {
 // must exceed the other's for a change of spread to be named.
 const minSpreadRatio = 2
 
-// spreadRatio returns head's interquartile range over base's and the
-// p-value of a change of spread: Mann-Whitney U on each run's distance
-// from its own side's median (a rank form of the Brown–Forsythe test).
-// The ratio is NaN when base's range is 0.
-func spreadRatio(bv, hv []float64) (ratio, p float64) {
+// spreadP returns the p-value of a change of spread between bv and hv:
+// Mann-Whitney U on each run's distance from its own side's median (a
+// rank form of the Brown–Forsythe test).
+func spreadP(bv, hv []float64) float64 {
 	dev := func(v []float64) []float64 {
 		m := median(slices.Sorted(slices.Values(v)))
 		out := make([]float64, len(v))
@@ -163,12 +162,7 @@ func spreadRatio(bv, hv []float64) (ratio, p float64) {
 		return out
 	}
 	th := benchmath.DefaultThresholds
-	p = benchmath.AssumeNothing.Compare(benchmath.NewSample(dev(bv), &th), benchmath.NewSample(dev(hv), &th)).P
-	ib, ih := iqr(bv), iqr(hv)
-	if ib == 0 {
-		return math.NaN(), p
-	}
-	return ih / ib, p
+	return benchmath.AssumeNothing.Compare(benchmath.NewSample(dev(bv), &th), benchmath.NewSample(dev(hv), &th)).P
 }
 
 // iqr returns the interquartile range of v.
