@@ -32,7 +32,7 @@ type Shift struct {
 	base float64
 	// b and h are the sorted values the shift was estimated on
 	// (logarithms, or values over the base median's magnitude), for
-	// intervals at other levels (halfWidth).
+	// intervals at other levels (Shift.at).
 	b, h []float64
 	// d are a paired shift's rounds' log ratios (pairedShiftOf), for its
 	// intervals at other levels; nil for an unpaired one. p is its
@@ -177,31 +177,6 @@ func (s Shift) toPct(d float64) float64 {
 		return math.Expm1(d) * 100
 	}
 	return d * 100
-}
-
-// halfWidth returns half the width of the shift's interval at the given
-// confidence, on the scale it was estimated on, or NaN when the samples
-// are too small for one.
-func (s Shift) halfWidth(confidence float64) float64 {
-	if s.raw {
-		return math.NaN()
-	}
-	if s.d != nil {
-		r := signedRank(s.d, confidence)
-		if r.criticalLow < 0 {
-			return math.NaN()
-		}
-		return (r.Hi - r.Lo) / 2
-	}
-	m, n := len(s.b), len(s.h)
-	if m == 0 || n == 0 {
-		return math.NaN()
-	}
-	k := uLowerCritical(m, n, (1-confidence)/2)
-	if k < 1 {
-		return math.NaN()
-	}
-	return (kthDifference(s.b, s.h, m*n+1-k) - kthDifference(s.b, s.h, k)) / 2
 }
 
 // kthDifference returns the k-th smallest (from 1) of the differences
@@ -360,25 +335,6 @@ func uDistribution(m, n int) []float64 {
 		prev = cur
 	}
 	return prev[n]
-}
-
-// mdePct returns the smallest change, in percent, that a test at
-// two-sided nominal level threshold detects with 80% power, given the
-// spread of the shift's estimate: the half-width of its interval at
-// confidence 1 − threshold (the shifts the test would not reject, by the
-// duality of Mann-Whitney U and the Hodges–Lehmann interval) plus the
-// half-width at 60%, which reaches z(0.8) standard errors. Both come from
-// the samples' own differences, so heavy tails widen them as they widen
-// the test's. It is NaN when the samples are too small for either.
-func mdePct(s Shift, threshold float64) float64 {
-	if !(threshold > 0) {
-		return math.NaN()
-	}
-	d := s.halfWidth(1-threshold) + s.halfWidth(2*normalCDF(normalQuantile(0.8))-1)
-	if !finite(d) {
-		return math.NaN()
-	}
-	return s.toPct(d)
 }
 
 // smallestUP returns the smallest two-sided p-value Mann-Whitney U can
