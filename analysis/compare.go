@@ -43,6 +43,11 @@ type Input struct {
 	// from ("ci/prover.yml (--config)", ".perfbot.yml at 0123456789ab",
 	// "default (…)"), for the report's first lines; "" when not said.
 	ConfigSource string
+	// ConfigPath is the absolute path of the config file both sides were
+	// measured with when it came from outside the repository (--config,
+	// or the server config's config: file), so that printed commands can
+	// pass it again; "" for a .perfbot.yml, the default or an inline one.
+	ConfigPath string
 	// Caveats are the runner's own warnings, such as other processes
 	// busy on the machine during the runs; they go to Report.Warnings.
 	Caveats []string
@@ -66,18 +71,19 @@ func Compare(in Input, opts Options) *Report {
 	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]Shift),
 		waits: waitsOf(in.Base, in.Head)}
 	r := &Report{
-		Base:     cmp.Or(in.BaseRev, firstRevision(in.Base)),
-		Head:     cmp.Or(in.HeadRev, firstRevision(in.Head)),
-		BaseArgs: slices.Clone(in.BaseArgs),
-		HeadArgs: slices.Clone(in.HeadArgs),
-		BaseEnv:  in.BaseEnv,
-		HeadEnv:  in.HeadEnv,
-		Options:  opts,
-		Phases:   []Row{},
-		Warnings: []string{},
-		Order:    in.Order,
-		Seed:     in.Seed,
-		Config:   in.ConfigSource,
+		Base:       cmp.Or(in.BaseRev, firstRevision(in.Base)),
+		Head:       cmp.Or(in.HeadRev, firstRevision(in.Head)),
+		BaseArgs:   slices.Clone(in.BaseArgs),
+		HeadArgs:   slices.Clone(in.HeadArgs),
+		BaseEnv:    in.BaseEnv,
+		HeadEnv:    in.HeadEnv,
+		Options:    opts,
+		Phases:     []Row{},
+		Warnings:   []string{},
+		Order:      in.Order,
+		Seed:       in.Seed,
+		Config:     in.ConfigSource,
+		ConfigPath: in.ConfigPath,
 	}
 
 	base := c.collect("base", r.Base, in.Base)

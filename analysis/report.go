@@ -71,6 +71,9 @@ type Report struct {
 	// Config says where the config that measured both sides came from
 	// (Input.ConfigSource); absent when not said.
 	Config string `json:"config,omitempty"`
+	// ConfigPath is the config file's path when it came from outside the
+	// repository (Input.ConfigPath): printed commands pass it as --config.
+	ConfigPath string `json:"config_path,omitempty"`
 	// Runs counts the runs of each side by status.
 	Runs Runs `json:"runs"`
 	// Failures lists the distinct failures, with how often each occurred.

@@ -852,7 +852,7 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 	env := analysisEnv(b.ss.env)
 	rep := analysis.Compare(analysis.Input{
 		BaseRev: lastGood.SHA, HeadRev: firstBad.SHA, Base: base, Head: head,
-		History: hist, BaseEnv: env, HeadEnv: env, ConfigSource: b.source, Looks: looks,
+		History: hist, BaseEnv: env, HeadEnv: env, ConfigSource: b.source, ConfigPath: b.r.configPath(), Looks: looks,
 	}, b.opts)
 	inputs, _ := json.Marshal(map[string]any{
 		"config_hash": b.hash, "machine": b.machine, "base_runs": nonNilIDs(baseIDs), "head_runs": nonNilIDs(headIDs),

@@ -65,6 +65,16 @@ func ReadConfigFile(path, how string) (*ExternalConfig, error) {
 	return e, nil
 }
 
+// configPath is the path of the runner's external config file, for
+// printed commands to pass as --config; "" when it has none or it was not
+// read from a file.
+func (r *Runner) configPath() string {
+	if r.Config == nil {
+		return ""
+	}
+	return r.Config.Path
+}
+
 // unwrapPath drops the path an os error repeats.
 func unwrapPath(err error) error {
 	var pe *os.PathError
