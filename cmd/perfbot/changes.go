@@ -139,6 +139,10 @@ type pushedBaseline struct {
 	StoredRepo string // the repository as the runs are stored (the clone URL)
 	Machine    string
 	SHA        string
+	// ConfigPath is the config file the runs were measured with when it
+	// came from the server config (config: FILE), for the printed bisect
+	// command to pass as --config; "" for the repository's .perfbot.yml.
+	ConfigPath string
 	// History is the branch's first-parent history up to SHA, oldest
 	// first: the order of each series' commits. When nil, commits are in
 	// the order of their first runs, which is the branch's only if they
@@ -327,9 +331,14 @@ func changeComment(cfg changePointConfig, p pushedBaseline, sha string, changes 
 	b.WriteString("\nTo look closer:\n\n```sh\n")
 	for _, nc := range changes {
 		k := nc.claim.Key
-		fmt.Fprintf(&b, "perfbot trend --repo %s --machine %s --benchmark '%s' --phase '%s' --since %s\n",
-			p.StoredRepo, p.Machine, k.Benchmark, k.Phase, formatWindow(cfg.window))
-		fmt.Fprintf(&b, "perfbot bisect --repo %s --good %s --bad %s --phase '%s'\n", p.StoredRepo, nc.prev, nc.claim.Commit, k.Phase)
+		repo, bench, phase := analysis.FormatArgs([]string{p.StoredRepo}), analysis.FormatArgs([]string{k.Benchmark}), analysis.FormatArgs([]string{k.Phase})
+		fmt.Fprintf(&b, "perfbot trend --repo %s --machine %s --benchmark %s --phase %s --since %s\n",
+			repo, analysis.FormatArgs([]string{p.Machine}), bench, phase, formatWindow(cfg.window))
+		bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s --phase %s", repo, nc.prev, nc.claim.Commit, bench, phase)
+		if p.ConfigPath != "" {
+			bisect += " --config " + analysis.FormatArgs([]string{p.ConfigPath})
+		}
+		b.WriteString(bisect + "\n")
 	}
 	b.WriteString("```\n")
 	return b.String()

@@ -37,6 +37,9 @@ const (
 	changeRepo   = "acme/prover"
 	changeStored = "https://github.com/acme/prover.git"
 	changeBench  = "Prove/circuit=sha256/constraints=65536/backend=gpu"
+	// changeConfig is the server config's config: file the baselines were
+	// measured with; the printed bisect passes it, quoted.
+	changeConfig = "/etc/perfbot/acme prover.yml"
 )
 
 func newChangeEnv(t *testing.T, n int) *changeEnv {
@@ -109,7 +112,7 @@ func (e *changeEnv) push(t *testing.T, i, step, spike int) (int, error) {
 
 // pushed is commit i pushed, with the history up to it.
 func (e *changeEnv) pushed(i int) pushedBaseline {
-	p := pushedBaseline{Repo: changeRepo, StoredRepo: changeStored, Machine: "gpu-1", SHA: e.shas[i]}
+	p := pushedBaseline{Repo: changeRepo, StoredRepo: changeStored, Machine: "gpu-1", SHA: e.shas[i], ConfigPath: changeConfig}
 	for j := range i + 1 {
 		p.History = append(p.History, analysis.HistoryCommit{SHA: e.shas[j], Subject: fmt.Sprintf("c%d", j)})
 	}
@@ -152,8 +155,9 @@ func TestChangePointIsReportedOnceOnItsCommit(t *testing.T) {
 		"ms | +16.",
 		"(regression) |",
 		"Baseline runs on machine `gpu-1`; change points by E-Divisive means over the last 90d (α 0.01, at least 5 commits a side, changes of 5.0% or more)",
-		"perfbot trend --repo " + changeStored + " --machine gpu-1 --benchmark '" + changeBench + "' --phase 'msm_h' --since 90d",
-		"perfbot bisect --repo " + changeStored + " --good " + e.shas[step-1] + " --bad " + e.shas[step] + " --phase 'msm_h'",
+		"perfbot trend --repo " + changeStored + " --machine gpu-1 --benchmark " + changeBench + " --phase msm_h --since 90d\n",
+		"perfbot bisect --repo " + changeStored + " --good " + e.shas[step-1] + " --bad " + e.shas[step] + " --benchmark " + changeBench +
+			" --phase msm_h --config '" + changeConfig + "'\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("comment lacks %q:\n%s", want, body)

@@ -201,6 +201,9 @@ func (w *baselineWorker) reportChanges(ctx context.Context, repo string, res *ru
 	}
 	r := &changeReporter{store: w.store, gh: w.gh, log: w.log}
 	p := pushedBaseline{Repo: repo, StoredRepo: res.Repo, Machine: res.Machine, SHA: res.Commit.SHA}
+	if ext := w.configs[strings.ToLower(repo)]; ext != nil {
+		p.ConfigPath = ext.Path
+	}
 	for _, c := range res.History {
 		p.History = append(p.History, analysis.HistoryCommit{SHA: c.SHA, Subject: c.Subject})
 	}
