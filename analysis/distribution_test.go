@@ -137,3 +137,49 @@ func TestSpreadOnlyChangeIsNamedNotBlamedOnTheMachine(t *testing.T) {
 		t.Errorf("verdict cell %q", rowVerdict(*row))
 	}
 }
+
+// A phase that is 0 at base has no change in percent: the attribution
+// table says "from 0" beside its change in seconds, never "n/a".
+func TestAttributionOfAPhaseFromZeroSaysSo(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	runs := func(rev string, retry float64) []Run {
+		out := make([]Run, 30)
+		for i := range out {
+			work := 0.100 * (1 + 0.01*rng.NormFloat64())
+			r := retry * (1 + 0.01*rng.NormFloat64())
+			out[i] = Run{Revision: rev, Status: StatusOK, Samples: []Sample{
+				{Key{Benchmark: "Prove", Phase: "work", Unit: "sec/op"}, work},
+				{Key{Benchmark: "Prove", Phase: "retry", Unit: "sec/op"}, r},
+				{Key{Benchmark: "Prove", Phase: "total", Unit: "sec/op"}, work + r},
+			}}
+		}
+		return out
+	}
+	r := Compare(Input{Base: runs("b", 0), Head: runs("h", 0.020)}, Options{})
+	if len(r.Attribution) != 1 {
+		t.Fatalf("%d attributions; want 1", len(r.Attribution))
+	}
+	var text, md strings.Builder
+	if err := RenderText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
+		t.Fatal(err)
+	}
+	view := NewView(r, Formatter{})
+	var retry *ViewShare
+	for i, p := range view.Attribution[0].Parts {
+		if p.Phase == "retry" {
+			retry = &view.Attribution[0].Parts[i]
+		}
+	}
+	if retry == nil || retry.DeltaPct != "from 0" || !strings.HasPrefix(retry.Delta, "+19.9") && !strings.HasPrefix(retry.Delta, "+20.0") {
+		t.Errorf("view's retry part %+v; want Δ +20ms (±0.1) and Δ%% from 0", retry)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "from 0") || strings.Contains(out, "n/a") {
+			t.Errorf("%s attribution does not say the retry phase grew from 0, or says n/a:\n%s", name, out)
+		}
+	}
+}

@@ -77,6 +77,25 @@ func formatPct(x float64) string {
 	return fmt.Sprintf("%+.1f%%", x)
 }
 
+// formatPhasePct formats a phase's change in percent in an attribution
+// table, where its change in the unit stands beside it: "from 0" for a
+// phase whose base median is 0, which no percentage can describe.
+func formatPhasePct(x float64) string {
+	if !finite(x) {
+		return "from 0"
+	}
+	return formatPct(x)
+}
+
+// finitePct formats a signed percentage, or returns "" for none (a change
+// from a base of 0), for the caller to say it in the unit instead.
+func finitePct(x float64) string {
+	if !finite(x) {
+		return ""
+	}
+	return formatPct(x)
+}
+
 // formatShare formats a share of a total in percent.
 func formatShare(x float64) string {
 	if !finite(x) {

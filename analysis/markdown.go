@@ -267,10 +267,10 @@ func mdAttribution(b *strings.Builder, a Attribution) {
 	for _, p := range a.Phases {
 		if a.Changed() {
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-				formatPct(p.DeltaPct), formatShareCell(p.SharePct), mdText(shareVerdict(p)))
+				formatPhasePct(p.DeltaPct), formatShareCell(p.SharePct), mdText(shareVerdict(p)))
 		} else {
 			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-				formatPct(p.DeltaPct), mdText(shareVerdict(p)))
+				formatPhasePct(p.DeltaPct), mdText(shareVerdict(p)))
 		}
 	}
 	if a.Changed() {

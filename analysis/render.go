@@ -775,7 +775,7 @@ func notChangedWord(v Verdict) string {
 func slackSentence(p PhaseShare, code func(string) string) string {
 	s := scaler("sec/op", p.Slack.Base, p.Slack.Head)
 	return fmt.Sprintf("%s %s (%s) is off the critical path: %s took longer on both sides, so %s's branch could grow by %s more at base and %s more at head before it lengthens the proof.",
-		code(p.Phase), formatPct(p.DeltaPct), verdictWord(p.Verdict), code(p.Slack.Behind), p.Phase,
+		code(p.Phase), cmp.Or(finitePct(p.DeltaPct), formatDelta(p.Delta, "sec/op")), verdictWord(p.Verdict), code(p.Slack.Behind), p.Phase,
 		formatScaled(s, p.Slack.Base, "sec/op"), formatScaled(s, p.Slack.Head, "sec/op"))
 }
 

@@ -109,10 +109,10 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		}
 		for _, p := range a.Phases {
 			if a.Changed() {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct),
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct),
 					formatShareCell(p.SharePct), shareVerdict(p))
 			} else {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPct(p.DeltaPct), shareVerdict(p))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct), shareVerdict(p))
 			}
 		}
 		if a.Changed() {

@@ -322,7 +322,7 @@ func viewAttribution(a Attribution, f Formatter) ViewAttribution {
 	}
 	for _, p := range a.Phases {
 		va.Parts = append(va.Parts, ViewShare{Phase: f.apply(markCode(p.Phase)), Delta: f.apply(formatDelta(p.Delta, a.Unit)),
-			DeltaPct: f.apply(formatPct(p.DeltaPct)), Share: f.apply(formatShareCell(p.SharePct)), VerdictText: f.apply(shareVerdict(p)),
+			DeltaPct: f.apply(formatPhasePct(p.DeltaPct)), Share: f.apply(formatShareCell(p.SharePct)), VerdictText: f.apply(shareVerdict(p)),
 			Verdict: p.Verdict, SharePct: drawnShare(a, p.SharePct)})
 	}
 	if a.Changed() {
