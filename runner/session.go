@@ -134,6 +134,10 @@ type session struct {
 	// compared with Run.Round r, so that a paired analysis can pair
 	// base's and head's runs of one round.
 	round int
+	// printed collects the phases the ok runs printed until the headline
+	// is checked (checkHeadline); headlineChecked says it was.
+	printed         map[string]bool
+	headlineChecked bool
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
@@ -333,6 +337,16 @@ func (ss *session) runOnce(ctx context.Context, s *side, b *Benchmark, keep bool
 	if keep {
 		run.Round = ss.round
 	}
+	if run.Status == analysis.StatusOK && !ss.headlineChecked {
+		if ss.printed == nil {
+			ss.printed = map[string]bool{} // non-nil: an ok run was seen
+		}
+		for _, smp := range run.Samples {
+			if smp.Phase != "" { // a process's own series, not a phase
+				ss.printed[smp.Phase] = true
+			}
+		}
+	}
 	if run.Status != analysis.StatusOK {
 		ss.r.log().Warn("run failed", "benchmark", b.Name, "side", s.name, "sha", s.commit.Short(), "status", run.Status)
 	} else {
@@ -464,8 +478,41 @@ func (ss *session) rounds(ctx context.Context, sides []*side, n int, keep bool) 
 				}
 			}
 		}
+		if err := ss.checkHeadline(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// checkHeadline refuses, after the first round with an ok run (a
+// warm-up round when there is one, so nothing is stored yet), a config
+// whose thresholds.headline names a phase no benchmark printed: the
+// verdict would silently be about every phase instead. Phase names come
+// from the benchmarks' output, so this is the earliest it can be known.
+// total, the default, is exempt: a benchmark that prints no total (a
+// plain Go benchmark) is judged by all its primary series, as
+// docs/statistics.md says.
+func (ss *session) checkHeadline() error {
+	h := ss.cfg.Thresholds.Headline
+	if ss.headlineChecked || ss.printed == nil {
+		return nil
+	}
+	ss.headlineChecked = true
+	if h == "" || h == "total" || ss.printed[h] {
+		return nil
+	}
+	var names []string
+	for p := range ss.printed {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	printed := "they printed " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		printed = "they printed no phases"
+	}
+	return fmt.Errorf("%w: thresholds.headline: %q is not a phase any benchmark printed in its first run (%s); "+
+		"name one of those, or leave the key out for total", ErrInvalidConfig, h, printed)
 }
 
 // callgrindLimitFactor and minCallgrindLimit make a callgrind run's

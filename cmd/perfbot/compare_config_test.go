@@ -142,3 +142,31 @@ func TestConfigThatIsMissingOrInvalidIsRefusedBeforeAnythingIsStored(t *testing.
 		t.Errorf("the database was created (%v): a bad --config must stop before it", err)
 	}
 }
+
+// A headline that names a phase the benchmark never prints is refused
+// after the first (warm-up) round, before anything is stored, naming the
+// phases it did print; otherwise the verdict would silently be about
+// every phase.
+func TestHeadlineTheBenchmarkNeverPrintsIsRefusedBeforeAnythingIsStored(t *testing.T) {
+	t.Parallel()
+	dir, base, head := noConfigRepo(t)
+	data := t.TempDir()
+	db := filepath.Join(data, "perfbot.db")
+	cfg := filepath.Join(t.TempDir(), "work.yml")
+	if err := os.WriteFile(cfg, []byte(workConfig+"  headline: msm\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := perfbot(t, "compare", "--repo", dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg, "--quiet")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d (bad input)\n%s", code, exitUsage, errOut)
+	}
+	for _, want := range []string{`thresholds.headline: "msm" is not a phase any benchmark printed in its first run (they printed emit, parse, solve, total)`,
+		"leave the key out for total"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if n := storedRuns(t, db); n != 0 {
+		t.Errorf("%d runs stored; want none (the warm-up round told)", n)
+	}
+}
