@@ -519,3 +519,73 @@ func TestBisectAllCommitsFindsTheCommitOnAMergedBranch(t *testing.T) {
 		t.Errorf("reproduce %q; want the bisect command with --all-commits", cmds)
 	}
 }
+
+// driftBench prints one value a run: the commit's value file times the
+// machine's level, which steps up by a fifth once the runs counted in
+// $DRIFT/count pass $DRIFT_AFTER (every run counts, warm-ups included),
+// with ±1% of noise that depends on the run's number alone. A shell
+// program, so that the values, and so the test, do not depend on how
+// busy the test machine is.
+const driftBench = `n=$(cat "$DRIFT/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$DRIFT/count"
+v=$(cat value); lvl=100; [ $n -gt $DRIFT_AFTER ] && lvl=120
+noise=$(( (n * 7919) % 21 - 10 ))
+echo "BenchmarkX/phase=total 1 $(( v * lvl / 100 * (1000 + noise) / 1000 )) ns/op"`
+
+// driftRepo makes 16 commits c0 … c15 whose value is 100000, and 110000
+// (+10%) from c9 on; c0's config runs driftBench with the machine's
+// level stepping up after driftAfter runs.
+func driftRepo(t *testing.T, driftAfter int) (dir string, shas []string) {
+	t.Helper()
+	b, _ := json.Marshal(driftBench)
+	drift := t.TempDir()
+	cfg := fmt.Sprintf("build:\n  - [\"true\"]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\n    env: {DRIFT: %q, DRIFT_AFTER: \"%d\"}\n"+
+		"count: 6\nwarmup: 1\nmax_count: 20\ntimeout: 30s\nthresholds:\n  alpha: 0.01\n  min_change_pct: 3\n", b, drift, driftAfter)
+	repo := workspacetest.New(t)
+	for i := range 16 {
+		v := 100000
+		if i >= 9 {
+			v = 110000
+		}
+		files := map[string]string{"value": fmt.Sprintf("%d\n", v), "n": fmt.Sprint(i)}
+		if i == 0 {
+			files[".perfbot.yml"] = cfg
+		}
+		shas = append(shas, repo.Commit(t, fmt.Sprintf("c%d", i), files))
+	}
+	return repo.Dir, shas
+}
+
+// TestBisectOnAMachineThatDriftsNamesTheRightCommitOrSaysItCannotTell:
+// the machine gets 20% slower once the ends are measured, twice the
+// change searched for. A probe judged against the ends' earlier runs
+// looks bad whatever it is; one judged beside the ends, in the same
+// rounds, does not. The answer is c9, or a range that holds it, never
+// another commit as exact.
+func TestBisectOnAMachineThatDriftsNamesTheRightCommitOrSaysItCannotTell(t *testing.T) {
+	t.Parallel()
+	for _, after := range []int{16, 40} {
+		t.Run(fmt.Sprintf("after %d runs", after), func(t *testing.T) {
+			t.Parallel()
+			dir, shas := driftRepo(t, after)
+			r, _ := newBisectRunner(t)
+			res, err := r.Bisect(context.Background(), BisectRequest{Source: dir, Good: shas[0], Bad: shas[15], Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := res.Report
+			for _, p := range rep.Probes {
+				t.Logf("  step %d %s at c%d: %s median %.6g, %d runs %s", p.Step, p.End, p.Position, p.Class, p.Median, p.Runs, p.Reason)
+			}
+			t.Logf("%s", analysis.BisectHeadline(rep))
+			if rep.Exact() && res.FirstBad.SHA != shas[9] {
+				t.Fatalf("named %s (%s) as the first bad commit, exactly; want c9, or a range that holds it", res.FirstBad.Short(), res.FirstBad.Subject)
+			}
+			if !rep.Exact() && !slices.ContainsFunc(rep.Candidates, func(c analysis.BisectCommit) bool { return c.SHA == shas[9] }) {
+				t.Fatalf("candidates %v lack c9", rep.Candidates)
+			}
+			if !rep.Exact() {
+				t.Errorf("a range of %d candidates; want c9 exactly: every probe was measured beside its ends", len(rep.Candidates))
+			}
+		})
+	}
+}
