@@ -11,7 +11,10 @@
 // killed are kept but never reused as a baseline, 00010_pull_heads.sql the
 // newest head of each pull request, which serialises the job queue's
 // inserts for one pull request (the table is written on PostgreSQL only,
-// where the queue lives), and 00011_comparison_session.sql the session
+// where the queue lives), 00011_comparison_session.sql the session
 // that made each comparison, so that a retried job publishes what an
-// earlier attempt stored instead of measuring again.
+// earlier attempt stored instead of measuring again, 00012 the pull
+// request a comparison was made for, and 00013_run_round.sql the round of
+// its session each run ran in, so that runs measured beside each other
+// can be found again.
 package migrations

@@ -622,6 +622,7 @@ type runCopyRow struct {
 	Tool       string        `db:"tool"`
 	Spans      dbText        `db:"spans"`
 	SessionID  sql.NullInt64 `db:"session_id"`
+	Round      int           `db:"round"`
 }
 
 func (r *runCopyRow) key(repo int64) runKey {
@@ -642,7 +643,7 @@ func (c *copier) copyRuns(ctx context.Context) error {
 		var rows []runCopyRow
 		err := c.src.db.SelectContext(ctx, &rows, c.src.db.Rebind(`
 			SELECT id, repo_id, commit_sha, kind, config_hash, config, machine, env,
-			       started_at, ended_at, status, detail, tool, spans, session_id
+			       started_at, ended_at, status, detail, tool, spans, session_id, round
 			FROM runs WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`), after, c.maxRun, runPage)
 		if err != nil || len(rows) == 0 {
 			return err
@@ -763,11 +764,11 @@ func (c *copier) copyRun(ctx context.Context, r *runCopyRow, samples []analysis.
 	var id int64
 	err = tx.GetContext(ctx, &id, tx.Rebind(`
 		INSERT INTO runs (repo_id, commit_sha, kind, config_hash, config, machine, env,
-		                  started_at, ended_at, status, detail, tool, spans, session_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		                  started_at, ended_at, status, detail, tool, spans, session_id, round)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		c.repos[r.RepoID], r.CommitSHA, r.Kind, r.ConfigHash, r.Config, r.Machine, r.Env,
-		r.StartedAt, r.EndedAt, r.Status, r.Detail, r.Tool, r.Spans, session)
+		r.StartedAt, r.EndedAt, r.Status, r.Detail, r.Tool, r.Spans, session, r.Round)
 	if err != nil {
 		return 0, err
 	}

@@ -623,7 +623,7 @@ var (
 		"repos":            "id name",
 		"commits":          "repo_id sha parents author_time subject",
 		"sessions":         "id repo_id kind owner label started_at ended_at state",
-		"runs":             "id repo_id commit_sha kind config_hash config machine env started_at ended_at status detail tool spans session_id",
+		"runs":             "id repo_id commit_sha kind config_hash config machine env started_at ended_at status detail tool spans session_id round",
 		"samples":          "run_id seq benchmark phase unit value",
 		"profiles":         "id run_id benchmark kind data bytes created_at",
 		"comparisons":      "id repo_id base_sha head_sha created_at verdict inputs report markdown session_id pr",

@@ -310,11 +310,12 @@ func TestMigrateAppliesOnceAndReportsTheVersion(t *testing.T) {
 		!strings.Contains(out, "applied 00005_run_kind_bisect.sql") || !strings.Contains(out, "applied 00006_reported_changes.sql") ||
 		!strings.Contains(out, "applied 00007_samples_run_key.sql") || !strings.Contains(out, "applied 00008_run_spans.sql") || !strings.Contains(out, "applied 00009_sessions.sql") ||
 		!strings.Contains(out, "applied 00010_pull_heads.sql") || !strings.Contains(out, "applied 00011_comparison_session.sql") ||
-		!strings.Contains(out, "applied 00012_comparison_pr.sql") || !strings.Contains(out, "schema version 12 (this perfbot knows up to 12)") {
+		!strings.Contains(out, "applied 00012_comparison_pr.sql") || !strings.Contains(out, "applied 00013_run_round.sql") ||
+		!strings.Contains(out, "schema version 13 (this perfbot knows up to 13)") {
 		t.Fatalf("first migrate: exit %d, out %q, err %q", code, out, errOut)
 	}
 	out, _, code = perfbot(t, "migrate", "--db", db)
-	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 12") {
+	if code != 0 || strings.Contains(out, "applied") || !strings.Contains(out, "schema version 13") {
 		t.Errorf("second migrate: exit %d, out %q; want nothing applied", code, out)
 	}
 	_, errOut, code = perfbot(t, "migrate", "--db", "mysql://x/y")
