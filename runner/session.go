@@ -438,6 +438,7 @@ func (ss *session) record(ctx context.Context, s *side, run analysis.Run, starte
 		Profiles:   run.Profiles,
 		Spans:      run.Spans,
 		SessionID:  ss.id,
+		Round:      run.Round,
 	}
 	if err := ss.begin(ctx); err != nil {
 		return fmt.Errorf("store run of %s %s: %w", s.name, s.commit.Short(), err)

@@ -79,6 +79,11 @@ type RunRecord struct {
 	// for none. Runs returns it with the session's state.
 	SessionID    int64
 	SessionState SessionState
+	// Round is the round of its session the run ran in, from 1 (in each
+	// round every side runs each benchmark once), so that runs measured
+	// beside each other can be paired; 0 when unknown, as for every run
+	// stored before rounds were.
+	Round int
 }
 
 // MaxProfileBytes is the largest profile SaveRun stores: 64 MiB, what
@@ -87,7 +92,7 @@ const MaxProfileBytes = 64 << 20
 
 // Run returns the run as analysis sees it, with the profiles it carries.
 func (r *RunRecord) Run() analysis.Run {
-	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Tool: r.Tool, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles, Spans: r.Spans}
+	return analysis.Run{Revision: r.Commit.SHA, Status: r.Status, Round: r.Round, Tool: r.Tool, Detail: r.Detail, Samples: r.Samples, Profiles: r.Profiles, Spans: r.Spans}
 }
 
 func (r *RunRecord) validate() error {
@@ -100,6 +105,8 @@ func (r *RunRecord) validate() error {
 		return fmt.Errorf("unknown kind %q (want %s, %s, %s or %s)", r.Kind, KindBaseline, KindCompare, KindCalibrate, KindBisect)
 	case r.StartedAt.IsZero():
 		return fmt.Errorf("no start time")
+	case r.Round < 0:
+		return fmt.Errorf("round %d (want 1 or more, or 0 for none)", r.Round)
 	case r.Tool != "" && r.Tool != analysis.ToolCallgrind:
 		return fmt.Errorf("unknown tool %q (want none or %s)", r.Tool, analysis.ToolCallgrind)
 	}

@@ -44,6 +44,12 @@ func (db *DB) SaveRun(ctx context.Context, r *RunRecord) (int64, error) {
 		columns, values = ", session_id", ", ?"
 		args = append(args, r.SessionID)
 	}
+	if r.Round != 0 {
+		// Named only when known, as session_id: a run without a round
+		// goes in as it did before the column existed (0).
+		columns, values = columns+", round", values+", ?"
+		args = append(args, r.Round)
+	}
 	if len(r.Spans) > 0 {
 		// Named only when there are some: a run without spans goes in
 		// as it did before the column existed (NULL).
@@ -235,13 +241,14 @@ type runRow struct {
 	Spans      dbText         `db:"spans"`
 	SessionID  sql.NullInt64  `db:"session_id"`
 	State      sql.NullString `db:"session_state"`
+	Round      int            `db:"round"`
 }
 
 const runQuery = `
 	SELECT r.id, p.name AS repo, r.commit_sha, c.parents, c.author_time, c.subject,
 	       r.kind, r.config_hash, r.config, r.machine, r.env,
 	       r.started_at, r.ended_at, r.status, r.detail, r.tool, r.spans,
-	       r.session_id, x.state AS session_state
+	       r.session_id, x.state AS session_state, r.round
 	FROM runs r
 	JOIN repos p ON p.id = r.repo_id
 	JOIN commits c ON c.repo_id = r.repo_id AND c.sha = r.commit_sha
@@ -336,6 +343,7 @@ func (row *runRow) record() RunRecord {
 		Detail:     row.Detail,
 		Tool:       row.Tool,
 		SessionID:  row.SessionID.Int64,
+		Round:      row.Round,
 	}
 	if row.State.Valid {
 		r.SessionState = SessionState(row.State.String)

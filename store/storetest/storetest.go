@@ -63,6 +63,8 @@ func Run(t *testing.T, fresh func(tb testing.TB) string) {
 		{"BisectKindMigrationAppliesOnVersion4", testBisectKindMigrationOnVersion4},
 		{"ChangeIsClaimedOnceAcrossWriters", testChangeIsClaimedOnceAcrossWriters},
 		{"SpansRoundTripWithTheRun", testSpansRoundTrip},
+		{"RoundRoundTripWithTheRun", testRoundRoundTrip},
+		{"RoundMigrationAppliesOnVersion12", testRoundMigrationOnVersion12},
 		{"SessionsKeepKilledRunsOutOfReuse", testSessionsKeepKilledRunsOutOfReuse},
 		{"EndedSessionComparison", testEndedSessionComparison},
 		{"ResolveCommit", testResolveCommit},
@@ -307,6 +309,7 @@ func testInvalidRun(t *testing.T, dsn string) {
 		{"unknown kind", func(r *store.RunRecord) { r.Kind = "nightly" }, `unknown kind "nightly"`},
 		{"unknown status", func(r *store.RunRecord) { r.Status = "flaky" }, `unknown status "flaky"`},
 		{"no start", func(r *store.RunRecord) { r.StartedAt = time.Time{} }, "no start time"},
+		{"negative round", func(r *store.RunRecord) { r.Round = -1 }, "round -1"},
 	} {
 		r := baseline(sha1, 0, sample("total", "sec/op", 1))
 		tc.modify(r)
