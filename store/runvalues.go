@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -30,6 +31,11 @@ type RunValue struct {
 	Commit    string
 	Kind      Kind
 	StartedAt time.Time
+	// SessionID is the session that made the run, 0 for none; Round is
+	// the round of that session it ran in, from 1, 0 when unknown. Runs
+	// of one round of one session were measured beside each other.
+	SessionID int64
+	Round     int
 	// Value is the run's value: the median of the key's values when the
 	// run reported several, as analysis takes it.
 	Value float64
@@ -75,7 +81,7 @@ func (db *DB) runValues(ctx context.Context, q ValuesQuery, commits []string, ou
 	// Runs through runs_repo_commit, then each run's samples through
 	// their primary key.
 	rows, err := db.db.QueryContext(ctx, db.db.Rebind(`
-		SELECT r.id, r.commit_sha, r.kind, r.started_at, s.value
+		SELECT r.id, r.commit_sha, r.kind, r.started_at, r.session_id, r.round, s.value
 		FROM runs r
 		JOIN repos p ON p.id = r.repo_id
 		JOIN samples s ON s.run_id = r.id`+f.where()+`
@@ -100,14 +106,15 @@ func (db *DB) runValues(ctx context.Context, q ValuesQuery, commits []string, ou
 			v       RunValue
 			kind    string
 			started dbTime
+			session sql.NullInt64
 			value   float64
 		)
-		if err := rows.Scan(&v.RunID, &v.Commit, &kind, &started, &value); err != nil {
+		if err := rows.Scan(&v.RunID, &v.Commit, &kind, &started, &session, &v.Round, &value); err != nil {
 			return err
 		}
 		if cur == nil || cur.RunID != v.RunID {
 			flush()
-			v.Kind, v.StartedAt = Kind(kind), started.Time
+			v.Kind, v.StartedAt, v.SessionID = Kind(kind), started.Time, session.Int64
 			cur = &v
 		}
 		vals = append(vals, value)

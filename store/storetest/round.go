@@ -7,9 +7,9 @@ import (
 	"github.com/perfbot/perfbot/store"
 )
 
-// A run's round comes back with it, through Runs and Run(), beside its
-// session; a run saved without a round comes back with 0, which is what
-// the database holds for it.
+// A run's round comes back with it, through Runs, Run() and RunValues,
+// beside its session; a run saved without a round comes back with 0,
+// which is what the database holds for it.
 func testRoundRoundTrip(t *testing.T, dsn string) {
 	db := open(t, dsn, store.Options{})
 	ctx := context.Background()
@@ -42,6 +42,22 @@ func testRoundRoundTrip(t *testing.T, dsn string) {
 	// validation is bypassed.
 	if _, err := rdb.ExecContext(ctx, "UPDATE runs SET round = -1 WHERE id = "+itoa64(unknown)); err == nil {
 		t.Error("the database took round -1; want its CHECK constraint to refuse it")
+	}
+
+	// RunValues gives each run's session and round with its value: the
+	// session's (ended, so its runs are whole), and none for the other.
+	if err := db.EndSession(ctx, session); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := db.RunValues(ctx, store.ValuesQuery{Repo: repo, Commits: []string{sha1, sha2}, ConfigHash: "cfg-a", Machine: "gpu-1", Key: key("total", "sec/op")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := vs[sha1]; len(got) != 1 || got[0].RunID != inRound || got[0].SessionID != session || got[0].Round != 3 || got[0].Value != 0.5 {
+		t.Errorf("RunValues of %s = %+v, want run %d of session %d in round 3, value 0.5", sha1[:8], got, inRound, session)
+	}
+	if got := vs[sha2]; len(got) != 1 || got[0].RunID != unknown || got[0].SessionID != 0 || got[0].Round != 0 || got[0].Value != 0.6 {
+		t.Errorf("RunValues of %s = %+v, want run %d without a session or round, value 0.6", sha2[:8], got, unknown)
 	}
 }
 
