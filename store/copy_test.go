@@ -48,7 +48,8 @@ func openCopyDB(t *testing.T, dsn string) *store.DB {
 
 // fillCopySource stores runs of every kind, tool and status in two
 // repositories (with spans, profiles, failed runs without samples, two
-// runs that share every key field), sessions in each state, comparisons
+// runs that share every key field, rounds of their sessions and runs of
+// no round), sessions in each state, comparisons
 // whose inputs name runs, reported change points and a webhook delivery.
 // samplesPerRun sets the size of the ok runs.
 func fillCopySource(t *testing.T, db *store.DB, runs, samplesPerRun int) copySource {
@@ -93,6 +94,11 @@ func fillCopySource(t *testing.T, db *store.DB, runs, samplesPerRun int) copySou
 			EndedAt:    start.Add(41*time.Second + 7*time.Microsecond),
 			Status:     analysis.StatusOK,
 			SessionID:  sessionOf[i%len(sessionOf)],
+		}
+		if r.SessionID != 0 {
+			// Rounds 1, 2, … of each session; a run without a session
+			// has none (0).
+			r.Round = 1 + i/len(sessionOf)
 		}
 		if i%5 == 1 {
 			r.Repo = copyLocal
@@ -324,10 +330,22 @@ func testCopyKeepsEverything(t *testing.T, srcDSN, dstDSN string) {
 	if stats.Runs.Source != int64(filled.runs) || stats.Samples.Source != int64(filled.samples) {
 		t.Errorf("source counts: runs %+v, samples %+v; want %d and %d", stats.Runs, stats.Samples, filled.runs, filled.samples)
 	}
-	want := viewOf(t, src)
-	sameView(t, viewOf(t, dst), want)
+	want, got := viewOf(t, src), viewOf(t, dst)
+	sameView(t, got, want)
 	if len(want.Runs) != filled.runs || len(want.Comparisons) != filled.comparisons {
 		t.Fatalf("the source reads back %d runs and %d comparisons; want %d and %d", len(want.Runs), len(want.Comparisons), filled.runs, filled.comparisons)
+	}
+	// The runs compared above had rounds: each run's survived the copy
+	// with it, beside its session.
+	rounds := map[int]int{}
+	for _, r := range got.Runs {
+		rounds[r.Run.Round]++
+		if (r.Run.Round == 0) != (r.Session.Label == "") {
+			t.Errorf("copied run %s in round %d of session %q; want a round exactly where there is a session", runName(r.Run), r.Run.Round, r.Session.Label)
+		}
+	}
+	if len(rounds) != 7 || rounds[6] == 0 {
+		t.Errorf("the copied runs by round: %v; want rounds 0 to 6", rounds)
 	}
 
 	// The server's inbox is not copied: the delivery is new to dst.
