@@ -35,12 +35,31 @@ const (
 // per run; looks says which look of a sequential design this is (the
 // zero Looks: the only one).
 func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, looks Looks) Row {
+	return compareSeries(key, base, head, nil, floor, opts, looks)
+}
+
+// CompareRounds is CompareSeries of values measured in rounds, base[i]
+// beside head[i] in round i: with Options.Paired the row is decided on
+// the rounds' own ratios, as Compare decides a paired row.
+func CompareRounds(key Key, base, head []float64, floor Floor, opts Options, looks Looks) Row {
+	var pairs []float64
+	if opts.Paired && len(base) == len(head) {
+		rounds := make([]int, len(base))
+		for i := range rounds {
+			rounds[i] = i + 1
+		}
+		pairs = pairedLogRatios(base, head, rounds, rounds)
+	}
+	return compareSeries(key, base, head, pairs, floor, opts, looks)
+}
+
+func compareSeries(key Key, base, head, pairs []float64, floor Floor, opts Options, looks Looks) Row {
 	opts = opts.withDefaults()
 	if len(looks.Runs) == 0 {
 		looks = FixedLooks(min(len(base), len(head)))
 	}
 	c := &comparer{opts: opts, looks: looks, shifts: make(map[Key]Shift)}
-	rows := []Row{c.row(key, base, head, nil, floor)}
+	rows := []Row{c.row(key, base, head, pairs, floor)}
 	c.adjust(rows)
 	c.decide(&rows[0],
 		&side{runs: SideRuns{Total: len(base), OK: len(base)}},
@@ -80,9 +99,19 @@ type Classification struct {
 // adding runs to an unsettled probe does not raise the chance of taking
 // it for the wrong end.
 func Classify(key Key, good, bad, probe []float64, floor Floor, opts Options, looks Looks) Classification {
+	return classify(CompareSeries(key, good, probe, floor, opts, looks), CompareSeries(key, bad, probe, floor, opts, looks))
+}
+
+// ClassifyRounds is Classify of values measured in rounds: good[i],
+// bad[i] and probe[i] ran beside each other in round i (CompareRounds).
+func ClassifyRounds(key Key, good, bad, probe []float64, floor Floor, opts Options, looks Looks) Classification {
+	return classify(CompareRounds(key, good, probe, floor, opts, looks), CompareRounds(key, bad, probe, floor, opts, looks))
+}
+
+func classify(vsGood, vsBad Row) Classification {
 	c := Classification{
-		VsGood: CompareSeries(key, good, probe, floor, opts, looks),
-		VsBad:  CompareSeries(key, bad, probe, floor, opts, looks),
+		VsGood: vsGood,
+		VsBad:  vsBad,
 		Class:  ProbeUnclear,
 		Nearer: ProbeGood,
 	}
@@ -245,6 +274,9 @@ type Probe struct {
 	// for the ends and for skipped probes.
 	VsGood *Row `json:"vs_good,omitempty"`
 	VsBad  *Row `json:"vs_bad,omitempty"`
+	// Rounds are the rounds it was judged on (BisectSearch), for the
+	// caller to count the stored ones it reused; not in the JSON.
+	Rounds []RoundID `json:"-"`
 }
 
 // A BisectReport is a finished bisection: the change it looked for, the
@@ -278,9 +310,19 @@ type BisectReport struct {
 	// Probes are the two ends (good, then bad), then the probes in the
 	// order they were measured.
 	Probes []Probe `json:"probes"`
+	// Stopped says a probe could not be placed on either side within
+	// the most rounds allowed: the search stopped there, and Candidates
+	// is every commit after LastGood up to FirstBad.
+	Stopped bool `json:"stopped,omitempty"`
 	// Comparison compares every series of FirstBad's runs (head)
-	// against LastGood's (base), as perfbot compare does.
+	// against LastGood's (base), as perfbot compare does, on the rounds
+	// they ran in beside each other.
 	Comparison *Report `json:"comparison,omitempty"`
+	// Confirmation is the searched series' row of that comparison as
+	// the search judged it (one series, compare's α and floor), and
+	// Confirmed says it shows the ends' change in the same direction.
+	Confirmation *Row `json:"confirmation,omitempty"`
+	Confirmed    bool `json:"confirmed"`
 	// Reproduce are shell commands that measure the change again.
 	Reproduce []string `json:"reproduce"`
 	// Warnings are the caveats a reader must see.
@@ -313,8 +355,10 @@ func (r *BisectReport) UnmarshalJSON(b []byte) error {
 }
 
 // Exact reports whether the first bad commit is known exactly: no
-// skipped commit between it and the last good one.
-func (r *BisectReport) Exact() bool { return len(r.Candidates) <= 1 }
+// skipped commit between it and the last good one, no probe left
+// unplaced, and its own comparison with the last good one shows the
+// change.
+func (r *BisectReport) Exact() bool { return len(r.Candidates) <= 1 && !r.Stopped && r.Confirmed }
 
 // MeasuredProbes counts the probes (the ends left out) that ran at least
 // one run in this bisection.

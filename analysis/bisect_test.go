@@ -169,8 +169,8 @@ func TestCompareSeriesIsCompareOfOneSeries(t *testing.T) {
 }
 
 // goldenBisect is a fixed bisection of 15 commits: the ends, five probes
-// (one skipped, one uncertain) and the comparison of the first bad
-// commit against the last good one.
+// (one skipped) and the comparison of the first bad commit against the
+// last good one, which confirms it.
 func goldenBisect() *BisectReport {
 	g := newSynth(3, 0.004)
 	g.uniform = true
@@ -200,7 +200,7 @@ func goldenBisect() *BisectReport {
 			probe(1, 8, commit('8', "docs: the MSM notes"), values(g, 2.55, 6), 0),
 			{Step: 2, Position: 4, Commit: commit('3', "build: bump gnark-crypto"), Class: ProbeSkipped, Reason: "build failed: exit status 1"},
 			probe(3, 3, commit('2', "synthesis: fewer allocations"), values(g, 2.45, 6), 6),
-			probe(4, 6, commit('6', "msm: more buckets"), values(g, 2.515, 10), 0),
+			probe(4, 6, commit('6', "msm: more buckets"), values(g, 2.552, 10), 0),
 			probe(5, 5, commit('5', "msm: window size from the point count | tuned"), values(g, 2.549, 6), 0),
 		},
 		Reproduce: []string{
@@ -214,13 +214,19 @@ func goldenBisect() *BisectReport {
 		BaseRev: sha('4'), HeadRev: sha('5'),
 		Base: g.runs(sha('4'), 10, nil), Head: g.runs(sha('5'), 10, map[string]float64{"msm_h": 1.25}),
 	}, Options{})
+	for _, row := range rep.Comparison.Phases {
+		if row.Key == k {
+			rep.Confirmation = &row
+		}
+	}
+	rep.Confirmed = rep.Confirmation != nil && rep.Confirmation.Verdict == change.Verdict
 	return rep
 }
 
 func TestBisectRenderingsMatchGolden(t *testing.T) {
 	t.Parallel()
 	rep := goldenBisect()
-	if rep.Probes[5].Class != ProbeBad || !rep.Probes[5].Uncertain || rep.Probes[2].Class != ProbeBad || rep.Probes[4].Class != ProbeGood {
+	if rep.Probes[5].Class != ProbeBad || rep.Probes[2].Class != ProbeBad || rep.Probes[4].Class != ProbeGood || !rep.Exact() {
 		t.Fatalf("the golden probes are not what the files show: %+v", rep.Probes)
 	}
 	for name, render := range map[string]func(*bytes.Buffer) error{
@@ -267,7 +273,7 @@ func TestBisectReportJSONRoundTrips(t *testing.T) {
 	if again.String() != b.String() || back.Good.SHA != rep.Good.SHA || back.Bad.SHA != rep.Bad.SHA {
 		t.Errorf("JSON does not round-trip:\n%s\n---\n%s", b.String(), again.String())
 	}
-	for _, want := range []string{`"good": {`, `"first_bad": {`, `"class": "skipped"`, `"uncertain": true`, `"reproduce": [`} {
+	for _, want := range []string{`"good": {`, `"first_bad": {`, `"class": "skipped"`, `"confirmed": true`, `"confirmation": {`, `"reproduce": [`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("JSON lacks %s", want)
 		}
@@ -327,5 +333,49 @@ func TestClassifyAtAnEarlyLookIsStricter(t *testing.T) {
 	if early.Class != ProbeUnclear || !early.NeedMoreRuns || !(early.VsGood.Threshold < fixed.VsGood.Threshold/10) {
 		t.Errorf("at the first of up to 40 runs: %s (need more %v), threshold %.3g against %.3g at one look; want unclear with a far stricter threshold",
 			early.Class, early.NeedMoreRuns, early.VsGood.Threshold, fixed.VsGood.Threshold)
+	}
+}
+
+// A search that stopped at a probe it could not place, and one whose
+// first bad commit did not show the change beside the last good one,
+// never read as an exact answer: every rendering says what is known.
+func TestBisectThatStoppedOrIsUnconfirmedSaysSo(t *testing.T) {
+	t.Parallel()
+	stopped := goldenBisect()
+	stopped.Stopped, stopped.Comparison, stopped.Confirmation, stopped.Confirmed = true, nil, nil, false
+	unclear := &stopped.Probes[5]
+	unclear.Class, unclear.Uncertain, unclear.Reason = ProbeUnclear, true, "at 60 rounds beside c3 and c15: not settled"
+	stopped.Candidates = []BisectCommit{stopped.Probes[4].Commit, unclear.Commit, stopped.FirstBad}
+	unconfirmed := goldenBisect()
+	row := *unconfirmed.Confirmation
+	row.Verdict, row.Reason = VerdictNoChange, ""
+	unconfirmed.Confirmation, unconfirmed.Confirmed = &row, false
+	for _, tc := range []struct {
+		name string
+		rep  *BisectReport
+		want []string
+	}{
+		{"stopped", stopped, []string{"The change is in one of 3 commits (a probe could not be placed)", "6666666 (unclear)", "unclear: the search stopped here"}},
+		{"unconfirmed", unconfirmed, []string{"Probably 5555555", "not confirmed", "did not settle a change of"}},
+	} {
+		if tc.rep.Exact() {
+			t.Errorf("%s: Exact() is true", tc.name)
+		}
+		var md, text bytes.Buffer
+		if err := RenderBisectMarkdown(&md, tc.rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := RenderBisectText(&text, tc.rep); err != nil {
+			t.Fatal(err)
+		}
+		all := BisectHeadline(tc.rep) + "\n" + md.String() + "\n" + text.String()
+		for _, want := range tc.want {
+			if !strings.Contains(all, want) {
+				t.Errorf("%s: renderings lack %q:\n%s", tc.name, want, all)
+			}
+		}
+		if strings.Contains(all, "the first bad commit is 5555555") || strings.Contains(all, "First bad commit 5555555") {
+			t.Errorf("%s: renderings name the first bad commit as certain:\n%s", tc.name, all)
+		}
 	}
 }

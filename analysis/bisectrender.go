@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,13 +18,22 @@ import (
 func RenderBisectMarkdown(w io.Writer, r *BisectReport) error {
 	var b strings.Builder
 	fb, lg := mdCode(shortRev(r.FirstBad.SHA)), mdCode(shortRev(r.LastGood.SHA))
-	if r.Exact() {
+	switch {
+	case r.Exact():
 		fmt.Fprintf(&b, "### perfbot bisect: the first bad commit is %s\n\n", fb)
 		fmt.Fprintf(&b, "**%s %s** %s against the last good commit %s.\n", fb, mdText(r.FirstBad.Subject), bisectChange(r, mdCode, "**"), lg)
-	} else {
+	case r.Stopped:
+		fmt.Fprintf(&b, "### perfbot bisect: the change is in one of %d commits\n\n", len(r.Candidates))
+		fmt.Fprintf(&b, "A probe could not be placed on either side (see the warnings), so the search stopped: the change is in %s, "+
+			"after the last good commit %s.\n", bisectCandidates(r, mdCode), lg)
+	case len(r.Candidates) > 1:
 		fmt.Fprintf(&b, "### perfbot bisect: the first bad commit is one of %d\n\n", len(r.Candidates))
 		fmt.Fprintf(&b, "Commits that could not be measured leave a range: the first bad commit is one of %s. "+
 			"%s is the last good commit, %s the first measured bad one.\n", bisectCandidates(r, mdCode), lg, fb)
+	default:
+		fmt.Fprintf(&b, "### perfbot bisect: probably %s, not confirmed\n\n", fb)
+		fmt.Fprintf(&b, "The search ended at **%s %s**, but beside the last good commit %s it %s: not the change the ends showed (see the warnings).\n",
+			fb, mdText(r.FirstBad.Subject), lg, bisectChange(r, mdCode, "**"))
 	}
 	fmt.Fprintf(&b, "\n%s\n", bisectScope(r, mdCode))
 
@@ -70,13 +80,21 @@ func RenderBisectText(w io.Writer, r *BisectReport) error {
 	var b strings.Builder
 	plain := func(s string) string { return s }
 	fb, lg := shortRev(r.FirstBad.SHA), shortRev(r.LastGood.SHA)
-	if r.Exact() {
+	switch {
+	case r.Exact():
 		fmt.Fprintf(&b, "perfbot bisect: first bad commit %s %s\n", fb, r.FirstBad.Subject)
 		fmt.Fprintf(&b, "It %s against the last good commit %s.\n", bisectChange(r, plain, ""), lg)
-	} else {
+	case r.Stopped:
+		fmt.Fprintf(&b, "perfbot bisect: the change is in one of %d commits\n", len(r.Candidates))
+		fmt.Fprintf(&b, "A probe could not be placed on either side (see the warnings), so the search stopped: the change is in %s, after the last good commit %s.\n",
+			bisectCandidates(r, plain), lg)
+	case len(r.Candidates) > 1:
 		fmt.Fprintf(&b, "perfbot bisect: the first bad commit is one of %d\n", len(r.Candidates))
 		fmt.Fprintf(&b, "Commits that could not be measured leave a range: %s. %s is the last good commit, %s the first measured bad one.\n",
 			bisectCandidates(r, plain), lg, fb)
+	default:
+		fmt.Fprintf(&b, "perfbot bisect: probably %s %s, not confirmed\n", fb, r.FirstBad.Subject)
+		fmt.Fprintf(&b, "Beside the last good commit %s it %s: not the change the ends showed (see the warnings).\n", lg, bisectChange(r, plain, ""))
 	}
 	fmt.Fprintf(&b, "%s\n\n", bisectScope(r, plain))
 
@@ -125,9 +143,17 @@ func RenderBisectJSON(w io.Writer, r *BisectReport) error {
 // BisectHeadline says in one plain line what r found: "First bad commit
 // 1a2b3c4 (solve: more work): Work/phase=total sec/op +19.9%."
 func BisectHeadline(r *BisectReport) string {
-	if !r.Exact() {
+	plain := func(s string) string { return s }
+	switch {
+	case r.Exact():
+	case r.Stopped:
+		return fmt.Sprintf("The change is in one of %d commits (a probe could not be placed): %s.", len(r.Candidates), bisectCandidates(r, plain))
+	case len(r.Candidates) > 1:
 		return fmt.Sprintf("The first bad commit is one of %d (skipped commits leave a range): %s.",
-			len(r.Candidates), bisectCandidates(r, func(s string) string { return s }))
+			len(r.Candidates), bisectCandidates(r, plain))
+	default:
+		return fmt.Sprintf("Probably %s (%s), not confirmed: beside the last good commit %s it %s.", shortRev(r.FirstBad.SHA),
+			bisectCut(r.FirstBad.Subject, 60), shortRev(r.LastGood.SHA), bisectChange(r, plain, ""))
 	}
 	return fmt.Sprintf("First bad commit %s (%s): %s %s.", shortRev(r.FirstBad.SHA), bisectCut(r.FirstBad.Subject, 60),
 		r.Key, formatPct(bisectDelta(r)))
@@ -145,6 +171,9 @@ func bisectDelta(r *BisectReport) float64 {
 
 // bisectRow returns the comparison's row of the searched series.
 func bisectRow(r *BisectReport) (Row, bool) {
+	if r.Confirmation != nil {
+		return *r.Confirmation, true
+	}
 	if r.Comparison == nil {
 		return Row{}, false
 	}
@@ -173,9 +202,14 @@ func bisectChange(r *BisectReport, code func(string) string, strong string) stri
 		how = "worse"
 	}
 	s := scaler(row.Unit, row.BaseValue, row.HeadValue)
+	if !row.Changed() {
+		return fmt.Sprintf("did not settle a change of %s (%s): %s → %s, %s (%s, %s)",
+			code(bisectSeries(r.Key)), row.Unit, formatScaled(s, row.BaseValue, row.Unit), formatScaled(s, row.HeadValue, row.Unit),
+			formatChange(row), formatPEq(row.PValue), rowVerdict(row))
+	}
 	return fmt.Sprintf("made %s (%s) %s: %s → %s, %s%s%s (%s, %s)",
 		code(bisectSeries(r.Key)), row.Unit, how, formatScaled(s, row.BaseValue, row.Unit), formatScaled(s, row.HeadValue, row.Unit),
-		strong, formatPct(row.Change()), strong, formatPEq(row.PValue), rowVerdict(row))
+		strong, formatChange(row), strong, formatPEq(row.PValue), rowVerdict(row))
 }
 
 // bisectScope says what was searched, between which ends, and what it
@@ -218,6 +252,8 @@ func bisectCandidates(r *BisectReport, code func(string) string) string {
 			s += " (skipped)"
 		case c.SHA == r.FirstBad.SHA:
 			s += " (bad)"
+		case r.Stopped && slices.ContainsFunc(r.Probes, func(p Probe) bool { return p.Commit.SHA == c.SHA && p.Class == ProbeUnclear }):
+			s += " (unclear)"
 		default:
 			s += " (not measured)"
 		}
@@ -244,7 +280,10 @@ func probeCells(r *BisectReport, p Probe) probeText {
 	if p.End != "" {
 		t.step, t.verdict = p.End, p.End+" end"
 	}
-	if p.Uncertain {
+	switch {
+	case p.Class == ProbeUnclear:
+		t.verdict = "unclear: the search stopped here"
+	case p.Uncertain:
 		t.verdict += " (uncertain: nearer median)"
 	}
 	if p.Class == ProbeSkipped && p.Reason != "" {

@@ -212,6 +212,10 @@ func formatRow(row Row) rowText {
 	return t
 }
 
+// FormatChange formats a row's change with its interval, as the report's
+// tables do (formatChange), for messages outside a report.
+func FormatChange(row Row) string { return formatChange(row) }
+
 // formatChange formats a row's change with its interval: "+20.4% [+19.7,
 // +20.7]"; a change of constants or a simulated count without one
 // ("+75.0%"); and where the base's median is 0, in the row's unit

@@ -83,33 +83,26 @@ var (
 // Bisect finds the first commit of good..bad that changed one series,
 // by binary search over the range's first-parent chain (or all its
 // commits, BisectRequest.AllCommits), with the config read from the good
-// commit as Compare reads it from the base.
+// commit as Compare reads it from the base. analysis.BisectSearch is the
+// strategy; Bisect builds, runs and stores what it asks for.
 //
-// Every commit it measures, the two ends included, first reuses the runs
-// the store has of it under the same config hash on this machine (of
-// any kind: baselines, comparisons, earlier bisections), then gets only
-// the runs it lacks up to Count, after warm-ups, stored as kind bisect
-// (kept out of the baseline history). The ends are measured interleaved
-// and compared first, with more runs while unsettled up to MaxCount; if
-// they do not differ (a regression or an improvement, as compare judges
-// it) the error wraps ErrNothingToBisect and gives the numbers.
-//
-// Each probe is then compared with both ends (analysis.Classify: the
-// same test, floor and verdicts as compare, one series at a time). A
-// probe that differs from one end and not the other is the other end's
-// kind. One that looks like both or like neither gets batches of runs
-// while that may settle it, up to MaxCount; after that it is taken for
-// the end whose median its median is nearer, and the step is marked
-// uncertain. A commit that does not build, or none of whose runs
-// measured the series, is skipped as git bisect skips: the search tries
-// the untested commit nearest the middle, and when only skipped commits
-// lie between the last good and the first bad commit, the report gives
-// them all as candidates.
-//
-// The probes run one commit at a time, not interleaved with the ends:
-// on a machine whose speed drifts over the bisection a probe can look
-// like the wrong end, which the comparison of the first bad commit
-// against the last good one (stored, in Report.Comparison) checks.
+// Every comparison is made on rounds in which its commits ran beside
+// each other, each once a round in a random order, so that a machine
+// whose speed drifts over the bisection moves both sides alike: the ends
+// first (Count rounds, then batches while unsettled up to MaxCount; if
+// they do not differ the error wraps ErrNothingToBisect and gives the
+// numbers), then each probe beside the current last good and first bad
+// commit, at its share of α over the whole bisection, then the last good
+// and the first bad commit beside each other, compared as Compare does
+// (stored, in Report.Comparison). A probe still unclear at MaxCount
+// rounds stops the search, and the answer is the range left. Rounds
+// stored by earlier sessions (of any kind, same config hash and machine)
+// count wherever the commits compared all ran in them; stored runs of a
+// commit measured apart from its comparison count for nothing. A commit
+// that does not build, or none of whose runs measured the series, is
+// skipped as git bisect skips; when skipped commits are all that lies
+// between the last good and the first bad commit, the report gives them
+// all as candidates.
 func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 	ws, err := r.open(ctx, req.Source)
 	if err != nil {
@@ -144,7 +137,8 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	}
 	r.log().Info("config", "source", source, "hash", cfg.Hash()[:12])
 
-	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, source: source, producers: map[int]bool{}}
+	b := &bisection{r: r, req: req, ws: ws, cfg: cfg, source: source, producers: map[int]bool{},
+		commits: commits, good: good, probes: map[int]*probe{}}
 	if b.ss, err = r.newSession(ctx, ws, cfg, store.KindBisect); err != nil {
 		return nil, err
 	}
@@ -156,7 +150,6 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	if req.MaxCount > 0 {
 		b.maxCount = max(b.count, req.MaxCount)
 	}
-	b.batch = max(2, b.count/2)
 	b.opts = r.optionsFor(cfg)
 	for i := range cfg.Benchmarks {
 		b.benches = append(b.benches, i)
@@ -167,10 +160,8 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 	r.log().Info("bisect", "good", good.Short(), "bad", bad.Short(), "order", order, "commits", len(commits),
 		"count", b.count, "max_count", b.maxCount, "order", cfg.Order, "seed", seed)
 
-	goodP := &probe{commit: good, name: "good"}
-	badP := &probe{commit: bad, name: "bad", position: len(commits)}
-	ends := []*probe{goodP, badP}
-	probes := map[string]*probe{good.SHA: goodP, bad.SHA: badP}
+	n := len(commits)
+	goodP, badP := b.probe(0), b.probe(n)
 	if err := b.resolveKey(ctx, goodP, badP); err != nil {
 		return nil, err
 	}
@@ -179,71 +170,64 @@ func (r *Runner) Bisect(ctx context.Context, req BisectRequest) (*BisectResult, 
 		return nil, fmt.Errorf("read history: %w", err)
 	}
 	b.floor = analysis.NoiseFloor(hist[b.key], b.opts)
-	change, err := b.measureEnds(ctx, goodP, badP)
-	if err != nil {
+	b.search = analysis.NewBisectSearch(b.key, n, b.floor, b.opts, b.count, b.maxCount)
+	if r.Progress != nil {
+		fmt.Fprintf(r.Progress, "perfbot: bisect %s..%s, %d commits, %s: at most %d builds and %d runs without skips (%d to %d rounds a step)\n",
+			good.Short(), bad.Short(), n, b.key, min(b.search.MaxBuilds(), n+1), b.search.MaxRuns(), b.count, b.maxCount)
+	}
+	if err := b.loadStored(ctx); err != nil {
 		return nil, err
 	}
-	goodVals, badVals := goodP.values(b.key), badP.values(b.key)
-
-	rep := &analysis.BisectReport{
-		Repo: ws.Source(), Key: b.key, Order: order,
-		Good: bisectCommit(good), Bad: bisectCommit(bad), Commits: len(commits),
-		Change: change, Warnings: []string{},
+	for _, p := range []*probe{goodP, badP} {
+		b.feed(p)
 	}
-	for _, p := range ends {
-		pr := p.report(b.key)
-		rep.Probes = append(rep.Probes, pr)
-		b.emit(pr)
-	}
-
-	search := analysis.NewBisection(len(commits))
-	var uncertain []analysis.Probe
-	for step := 1; ; step++ {
-		i, ok := search.Next()
+	for {
+		st, ok := b.search.Next()
+		b.emitDecided() // what this Next decided, before more is measured
 		if !ok {
 			break
 		}
-		p := &probe{commit: commits[i], name: fmt.Sprintf("probe %d", step), position: i + 1, step: step}
-		probes[p.commit.SHA] = p
-		pr, err := b.probe(ctx, p, goodVals, badVals)
+		if err := b.measure(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	change := b.search.Change()
+	if b.search.Nothing() {
+		return nil, b.nothingToBisect(change)
+	}
+
+	// Each commit's runs over the whole bisection: an end or a probe
+	// also ran beside later probes and in the confirmation.
+	for i := range b.reported {
+		pos := b.reported[i].Position
+		b.reported[i].Measured, b.reported[i].Reused = b.probe(pos).measured, b.search.Reused(pos)
+	}
+	rep := &analysis.BisectReport{
+		Repo: ws.Source(), Key: b.key, Order: order,
+		Good: bisectCommit(good), Bad: bisectCommit(bad), Commits: n,
+		Change: change, Probes: b.reported, Warnings: []string{},
+	}
+	lastGood, firstBad := b.commit(b.search.LastGood()), b.commit(b.search.FirstBad())
+	rep.FirstBad, rep.LastGood = bisectCommit(firstBad), bisectCommit(lastGood)
+	if cands := b.search.Candidates(); len(cands) > 1 || b.search.Stopped() {
+		for _, pos := range cands {
+			rep.Candidates = append(rep.Candidates, bisectCommit(b.commit(pos)))
+		}
+	}
+	rep.Stopped = b.search.Stopped()
+	var id int64
+	if row, rounds, looks := b.search.Confirmation(); row != nil {
+		comparison, inputs, err := b.compare(ctx, lastGood, firstBad, rounds, hist, looks)
 		if err != nil {
 			return nil, err
 		}
-		if err := search.Mark(i, pr.Class); err != nil {
+		if id, err = b.save(ctx, lastGood, firstBad, comparison, inputs); err != nil {
 			return nil, err
 		}
-		if pr.Uncertain {
-			uncertain = append(uncertain, pr)
-		}
-		rep.Probes = append(rep.Probes, pr)
-		b.emit(pr)
-	}
-
-	lastGood := good
-	if i := search.LastGood(); i >= 0 {
-		lastGood = commits[i]
-	}
-	firstBad := commits[search.FirstBad()]
-	rep.FirstBad, rep.LastGood = bisectCommit(firstBad), bisectCommit(lastGood)
-	if cands := search.Candidates(); len(cands) > 1 {
-		for _, i := range cands {
-			rep.Candidates = append(rep.Candidates, bisectCommit(commits[i]))
-		}
-	}
-	comparison, id, err := b.confirm(ctx, probes[lastGood.SHA], probes[firstBad.SHA], hist)
-	if err != nil {
-		return nil, err
-	}
-	rep.Comparison = comparison
-	// The confirmation may have measured the two neighbours further: their
-	// entries count those runs too.
-	for i, pr := range rep.Probes {
-		if sha := pr.Commit.SHA; sha == lastGood.SHA || sha == firstBad.SHA {
-			rep.Probes[i] = probes[sha].report(b.key)
-		}
+		rep.Comparison, rep.Confirmation, rep.Confirmed = comparison, row, b.search.Confirmed()
 	}
 	rep.Reproduce = b.reproduce(good, bad, lastGood, firstBad)
-	rep.Warnings = b.warnings(rep, uncertain)
+	rep.Warnings = b.warnings(rep)
 	res := &BisectResult{
 		Report: rep, Range: commits, Good: good, Bad: bad, FirstBad: firstBad, LastGood: lastGood,
 		Config: cfg, ConfigSource: source, ComparisonID: id,
@@ -265,53 +249,65 @@ type bisection struct {
 	machine, hash string
 	key           analysis.Key
 	keyKnown      bool
-	count         int // runs a commit needs
-	maxCount      int // runs an unsettled commit may grow to
-	batch         int // runs added at a time to an unsettled commit
+	count         int // rounds a step needs
+	maxCount      int // rounds an unsettled step may grow to
 	opts          analysis.Options
 	floor         analysis.Floor
+	search        *analysis.BisectSearch
+	// commits is good..bad, oldest first: position i (1 … n) is
+	// commits[i−1], position 0 the good end.
+	commits []workspace.Commit
+	good    workspace.Commit
+	probes  map[int]*probe
+	// reported are the probes decided so far, as the report shows them.
+	reported []analysis.Probe
 	// benches are the indexes of the config's benchmarks that a round
 	// runs: every one until a run shows which measure the key.
 	benches   []int
 	producers map[int]bool
 }
 
-// A probe is one commit the bisection measures: the runs it reused and
-// the side its new runs are made on (nil until it needs one).
+// A probe is one commit the bisection measures: the side its runs are
+// made on (nil until it needs one).
 type probe struct {
 	commit   workspace.Commit
-	name     string // "good", "bad", "probe 3"
+	name     string // "good", "bad", "c7"
 	position int    // in good..bad: 0 good end, len(range) bad end
-	step     int
 	side     *side
-	stored   []float64 // the key's values in reused runs, oldest first
 	warmed   bool
 	measured int
+	fed      int // the side's runs given to the search so far
 	// benchOf is, per measured run of side (its index in side.runs),
 	// the config benchmark it ran.
 	benchOf map[int]int
 	// failure says why the commit could not be measured: its build
 	// failed.
-	failure   string
-	uncertain bool
-	reason    string
-	class     analysis.ProbeClass
-	vsGood    *analysis.Row
-	vsBad     *analysis.Row
+	failure string
 }
 
-// values returns the commit's values of key: the reused ones, then one
-// per ok measured run that measured it.
-func (p *probe) values(key analysis.Key) []float64 {
-	out := slices.Clone(p.stored)
-	if p.side != nil {
-		for _, run := range p.side.runs {
-			if v, ok := runValue(run, key); ok {
-				out = append(out, v)
-			}
-		}
+// commit returns the commit at position pos of the range.
+func (b *bisection) commit(pos int) workspace.Commit {
+	if pos == 0 {
+		return b.good
 	}
-	return out
+	return b.commits[pos-1]
+}
+
+// probe returns the probe of position pos, made on first use.
+func (b *bisection) probe(pos int) *probe {
+	if p := b.probes[pos]; p != nil {
+		return p
+	}
+	name := fmt.Sprintf("c%d", pos)
+	switch pos {
+	case 0:
+		name = "good"
+	case len(b.commits):
+		name = "bad"
+	}
+	p := &probe{commit: b.commit(pos), name: name, position: pos}
+	b.probes[pos] = p
+	return p
 }
 
 // runValue returns an ok timed run's value of key: the median of its
@@ -336,28 +332,30 @@ func runValue(run analysis.Run, key analysis.Key) (float64, bool) {
 	return vs[len(vs)/2], true
 }
 
-// report returns the probe as the report shows it.
-func (p *probe) report(key analysis.Key) analysis.Probe {
-	vals := p.values(key)
-	out := analysis.Probe{
-		Step: p.step, Commit: bisectCommit(p.commit), Position: p.position, Class: p.class,
-		Uncertain: p.uncertain, Reason: p.reason, Runs: len(vals),
-		Reused: len(p.stored), Measured: p.measured, VsGood: p.vsGood, VsBad: p.vsBad,
+// feed gives the search the key's values of p's runs made since the
+// last feed, each in its round.
+func (b *bisection) feed(p *probe) {
+	if p.side == nil {
+		return
 	}
-	switch p.name {
-	case "good":
-		out.End, out.Class = "good", analysis.ProbeGood
-	case "bad":
-		out.End, out.Class = "bad", analysis.ProbeBad
-	}
-	if len(vals) > 0 {
-		slices.Sort(vals)
-		out.Median = vals[len(vals)/2]
-		if len(vals)%2 == 0 {
-			out.Median = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+	for ; p.fed < len(p.side.runs); p.fed++ {
+		run := p.side.runs[p.fed]
+		if v, ok := runValue(run, b.key); ok && run.Round > 0 {
+			b.search.Record(p.position, analysis.RoundID{Round: run.Round}, v)
 		}
 	}
-	return out
+}
+
+// emitDecided reports the probes the search decided since the last
+// call, with their commits and run counts.
+func (b *bisection) emitDecided() {
+	decided := b.search.Probes()
+	for _, pr := range decided[len(b.reported):] {
+		p := b.probe(pr.Position)
+		pr.Commit, pr.Measured, pr.Reused = bisectCommit(p.commit), p.measured, b.search.Reused(pr.Position)
+		b.reported = append(b.reported, pr)
+		b.emit(pr)
+	}
 }
 
 func bisectCommit(c workspace.Commit) analysis.BisectCommit {
@@ -377,15 +375,12 @@ func (b *bisection) emit(p analysis.Probe) {
 	}
 }
 
-// resolveKey settles the series: the request's benchmark, or the one
-// benchmark that the good end's runs (stored ones, else a first round
-// measured now) have the phase and unit of.
+// resolveKey settles the series: the request's benchmark, phase and
+// unit, each defaulted from what the good end's runs (stored ones, else
+// a first round of both ends measured now) measure: the phase is the
+// config's headline (total), or, for a benchmark that measures no
+// phases, its own value.
 func (b *bisection) resolveKey(ctx context.Context, goodP, badP *probe) error {
-	phase, unit := cmp.Or(b.req.Phase, "total"), cmp.Or(b.req.Unit, "sec/op")
-	if b.req.Benchmark != "" {
-		b.key, b.keyKnown = analysis.Key{Benchmark: b.req.Benchmark, Phase: phase, Unit: unit}, true
-		return b.loadStored(ctx, goodP, badP)
-	}
 	recs, err := b.r.Store.Runs(ctx, store.RunQuery{
 		Repo: b.ws.Source(), Commits: []string{goodP.commit.SHA}, ConfigHash: b.hash, Machine: b.machine,
 		Status: analysis.StatusOK, Limit: 20, Whole: true, Own: b.ss.id,
@@ -401,7 +396,8 @@ func (b *bisection) resolveKey(ctx context.Context, goodP, badP *probe) error {
 	}
 	if len(runs) == 0 {
 		// Nothing stored: the ends' first round shows what they measure.
-		if err := b.measure(ctx, []*probe{goodP, badP}, 1); err != nil {
+		b.ss.round = 1
+		if err := b.measureRounds(ctx, []*probe{goodP, badP}, 1); err != nil {
 			return err
 		}
 		if err := b.endFailure(goodP); err != nil {
@@ -409,41 +405,58 @@ func (b *bisection) resolveKey(ctx context.Context, goodP, badP *probe) error {
 		}
 		runs = goodP.side.runs
 	}
-	key, err := pickKey(runs, phase, unit, goodP.commit)
+	key, err := pickKey(runs, b.req.Benchmark, b.req.Phase, cmp.Or(b.cfg.Thresholds.Headline, "total"), cmp.Or(b.req.Unit, "sec/op"), goodP.commit)
 	if err != nil {
 		return err
 	}
 	b.key, b.keyKnown = key, true
 	b.narrow(goodP, badP)
-	return b.loadStored(ctx, goodP, badP)
+	return nil
 }
 
-// pickKey returns the one benchmark's key whose phase and unit runs
-// measure.
-func pickKey(runs []analysis.Run, phase, unit string, at workspace.Commit) (analysis.Key, error) {
-	var benches, seen []string
+// pickKey returns the key of the one series the runs measure that the
+// request names: benchmark ("" any), phase ("" the headline, or a
+// benchmark's own value when it measures no phases) and unit.
+func pickKey(runs []analysis.Run, benchmark, phase, headline, unit string, at workspace.Commit) (analysis.Key, error) {
+	var seen []string
+	has := map[string][]string{} // phase → benchmarks
 	for _, run := range runs {
 		if run.Status != analysis.StatusOK || run.Tool != "" {
 			continue
 		}
 		for _, s := range run.Samples {
-			if s.Phase == phase && s.Unit == unit && !slices.Contains(benches, s.Benchmark) {
-				benches = append(benches, s.Benchmark)
-			}
 			if k := s.Key.String(); !slices.Contains(seen, k) {
 				seen = append(seen, k)
 			}
+			if s.Unit == unit && (benchmark == "" || s.Benchmark == benchmark) && !slices.Contains(has[s.Phase], s.Benchmark) {
+				has[s.Phase] = append(has[s.Phase], s.Benchmark)
+			}
 		}
+	}
+	want := phase
+	if want == "" {
+		want = headline
+		if len(has[headline]) == 0 && len(has[""]) > 0 {
+			want = "" // a benchmark without phases: its own value
+		}
+	}
+	benches := has[want]
+	named := fmt.Sprintf("phase %q", want)
+	if want == "" {
+		named = "value of its own (no phase)"
+	}
+	if benchmark != "" {
+		named = fmt.Sprintf("benchmark %s with %s", benchmark, named)
 	}
 	switch len(benches) {
 	case 1:
-		return analysis.Key{Benchmark: benches[0], Phase: phase, Unit: unit}, nil
+		return analysis.Key{Benchmark: benches[0], Phase: want, Unit: unit}, nil
 	case 0:
-		return analysis.Key{}, fmt.Errorf("%w: the runs of the good end %s measure no phase %q in %s; they measure %s: pass --phase and --unit (and --benchmark) of one of those",
-			ErrUnknownSeries, at.Short(), phase, unit, listSome(seen, 12))
+		return analysis.Key{}, fmt.Errorf("%w: the runs of the good end %s measure no %s in %s; they measure %s: pass --benchmark, --phase and --unit of one of those",
+			ErrUnknownSeries, at.Short(), named, unit, listSome(seen, 12))
 	}
-	return analysis.Key{}, fmt.Errorf("%w: several benchmarks measure phase %q in %s (%s): pick one with --benchmark",
-		ErrUnknownSeries, phase, unit, strings.Join(benches, ", "))
+	return analysis.Key{}, fmt.Errorf("%w: several benchmarks measure %s in %s (%s): pick one with --benchmark",
+		ErrUnknownSeries, named, unit, strings.Join(benches, ", "))
 }
 
 func listSome(items []string, n int) string {
@@ -456,12 +469,13 @@ func listSome(items []string, n int) string {
 	return strings.Join(items, ", ")
 }
 
-// loadStored reads each probe's stored values of the key, leaving out
-// the runs this bisection made of it: the newest MaxCount of them.
-func (b *bisection) loadStored(ctx context.Context, ps ...*probe) error {
-	shas := make([]string, len(ps))
-	for i, p := range ps {
-		shas[i] = p.commit.SHA
+// loadStored gives the search the key's values in rounds stored by
+// earlier sessions, of every commit of the range: they count wherever
+// the commits a step compares all ran in one of them.
+func (b *bisection) loadStored(ctx context.Context) error {
+	shas := []string{b.good.SHA}
+	for _, c := range b.commits {
+		shas = append(shas, c.SHA)
 	}
 	vs, err := b.r.Store.RunValues(ctx, store.ValuesQuery{
 		Repo: b.ws.Source(), Commits: shas, ConfigHash: b.hash, Machine: b.machine, Key: b.key, Own: b.ss.id,
@@ -469,43 +483,83 @@ func (b *bisection) loadStored(ctx context.Context, ps ...*probe) error {
 	if err != nil {
 		return fmt.Errorf("read stored runs: %w", err)
 	}
-	for _, p := range ps {
-		var own []int64
-		if p.side != nil {
-			own = p.side.ids
-		}
-		p.stored = nil
-		for _, v := range vs[p.commit.SHA] {
-			if !slices.Contains(own, v.RunID) {
-				p.stored = append(p.stored, v.Value)
+	for pos := 0; pos <= len(b.commits); pos++ {
+		for _, v := range vs[b.commit(pos).SHA] {
+			if v.SessionID != 0 && v.SessionID != b.ss.id && v.Round > 0 {
+				b.search.Record(pos, analysis.RoundID{Session: v.SessionID, Round: v.Round}, v.Value)
 			}
-		}
-		if len(p.stored) > b.maxCount {
-			p.stored = p.stored[len(p.stored)-b.maxCount:]
 		}
 	}
 	return nil
 }
 
-// measure builds the probes not built yet, runs the warm-ups of those
-// that had none, then n interleaved rounds of the key's benchmarks on
-// each. A probe whose build fails is left out, its failure noted (and
-// stored as a build-failed run).
-func (b *bisection) measure(ctx context.Context, ps []*probe, n int) error {
+// measure runs one step of the search: builds the commits not built yet
+// (a build that fails is told to the search, which skips the commit),
+// runs the warm-ups of those that had none, then the step's rounds,
+// numbered as the search says, and gives the search the values.
+func (b *bisection) measure(ctx context.Context, st analysis.BisectStep) error {
+	var ps []*probe
+	for _, pos := range st.Positions {
+		ps = append(ps, b.probe(pos))
+	}
+	live, err := b.build(ctx, ps)
+	if err != nil {
+		return err
+	}
+	for k := range st.Rounds {
+		b.ss.round = st.From + k
+		if err := b.measureRounds(ctx, live, 1); err != nil {
+			return err
+		}
+	}
+	for _, p := range live {
+		b.feed(p)
+		if p.position == 0 || p.position == len(b.commits) {
+			if err := b.endFailure(p); err != nil {
+				return err
+			}
+			if err := b.hasSeries(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// build builds the probes not built yet and returns those that built; a
+// failed end is an error, a failed probe is told to the search.
+func (b *bisection) build(ctx context.Context, ps []*probe) ([]*probe, error) {
 	var live []*probe
 	for _, p := range ps {
 		if p.side == nil {
 			p.side = b.ss.newSide(p.name, p.commit, b.cfg)
 			p.benchOf = map[int]int{}
 			if err := b.ss.build(ctx, p.side); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if p.side.build.Failed {
 			p.failure = "build failed: " + p.side.build.Reason
+			if p.position == 0 || p.position == len(b.commits) {
+				return nil, b.endFailure(p)
+			}
+			if b.search != nil {
+				b.search.Fail(p.position, p.failure)
+			}
 			continue
 		}
 		live = append(live, p)
+	}
+	return live, nil
+}
+
+// measureRounds builds the probes, runs the warm-ups of those that had
+// none, then n interleaved rounds of the key's benchmarks on each, in
+// the session's current round (the caller numbers the rounds).
+func (b *bisection) measureRounds(ctx context.Context, ps []*probe, n int) error {
+	live, err := b.build(ctx, ps)
+	if err != nil {
+		return err
 	}
 	var cold []*probe
 	for _, p := range live {
@@ -522,13 +576,12 @@ func (b *bisection) measure(ctx context.Context, ps []*probe, n int) error {
 	if err := b.rounds(ctx, live, n, true); err != nil {
 		return err
 	}
-	b.narrow(ps...)
+	b.narrow(live...)
 	return nil
 }
 
 // rounds runs n rounds of the key's benchmarks, each round every probe
-// once, in the config's order (the ends, measured together, in a random
-// order by default).
+// once, in the config's order (random by default).
 func (b *bisection) rounds(ctx context.Context, ps []*probe, n int, keep bool) error {
 	sched := b.ss.sched
 	if !keep {
@@ -586,30 +639,6 @@ func (b *bisection) narrow(ps ...*probe) {
 	}
 }
 
-// fill measures each probe, one interleaved round at a time, until it
-// has target values or has had target − (its values) more runs.
-func (b *bisection) fill(ctx context.Context, ps []*probe, target int) error {
-	left := map[*probe]int{}
-	for _, p := range ps {
-		left[p] = target - len(p.values(b.key))
-	}
-	for {
-		var need []*probe
-		for _, p := range ps {
-			if left[p] > 0 && p.failure == "" && len(p.values(b.key)) < target {
-				need = append(need, p)
-				left[p]--
-			}
-		}
-		if len(need) == 0 {
-			return nil
-		}
-		if err := b.measure(ctx, need, 1); err != nil {
-			return err
-		}
-	}
-}
-
 // endFailure returns the error for an end that cannot be measured: its
 // build failed, or none of its runs is ok.
 func (b *bisection) endFailure(p *probe) error {
@@ -636,194 +665,56 @@ func (b *bisection) endFailure(p *probe) error {
 	return nil
 }
 
-// measureEnds gives both ends Count values (interleaved), then more while
-// their comparison is unsettled, up to MaxCount, and returns the bad
-// end's comparison against the good end's. The error wraps
-// ErrNothingToBisect when they do not differ.
-func (b *bisection) measureEnds(ctx context.Context, goodP, badP *probe) (analysis.Row, error) {
-	ends := []*probe{goodP, badP}
-	check := func() error {
-		for _, p := range ends {
-			if err := b.endFailure(p); err != nil {
-				return err
-			}
-			if len(p.values(b.key)) == 0 {
-				return b.noSeries(p)
-			}
-		}
-		return nil
-	}
-	// One round first, unless the store had values: a series the runs
-	// do not measure is said after one run rather than Count.
-	if len(goodP.values(b.key)) == 0 || len(badP.values(b.key)) == 0 {
-		if err := b.fill(ctx, ends, 1); err != nil {
-			return analysis.Row{}, err
-		}
-		if err := check(); err != nil {
-			return analysis.Row{}, err
-		}
-	}
-	if err := b.fill(ctx, ends, b.count); err != nil {
-		return analysis.Row{}, err
-	}
-	if err := check(); err != nil {
-		return analysis.Row{}, err
-	}
-	// The looks at the ends: each comparison of them tests at its look's
-	// sequential threshold, so adding runs keeps α.
-	looks := analysis.Looks{Max: b.maxCount}
-	compareEnds := func() analysis.Row {
-		looks.Runs = append(looks.Runs, min(len(goodP.values(b.key)), len(badP.values(b.key))))
-		return analysis.CompareSeries(b.key, goodP.values(b.key), badP.values(b.key), b.floor, b.opts, looks)
-	}
-	row := compareEnds()
-	for row.NeedMoreRuns() {
-		n := min(len(goodP.values(b.key)), len(badP.values(b.key)))
-		if n >= b.maxCount {
-			break
-		}
-		b.r.log().Info("ends unsettled: adding runs", "rounds", min(b.batch, b.maxCount-n), "so_far", n, "cap", b.maxCount)
-		if err := b.fill(ctx, ends, min(b.maxCount, n+b.batch)); err != nil {
-			return analysis.Row{}, err
-		}
-		if min(len(goodP.values(b.key)), len(badP.values(b.key))) == n {
-			break // the runs failed: no more values
-		}
-		row = compareEnds()
-	}
-	if !row.Changed() {
-		hint := ""
-		if row.NeedMoreRuns() {
-			hint = fmt.Sprintf("More runs may settle it: raise --max-count (now %d). ", b.maxCount)
-		}
-		return row, fmt.Errorf("%w: good %s and bad %s do not differ in %s: %s (%s → %s, %+.1f%%, p=%.3g, floor %.1f%%, %d and %d runs). "+
-			"%sCheck the series (--benchmark, --phase, --unit), or look at every series with perfbot compare --base %s --head %s",
-			ErrNothingToBisect, goodP.commit.Short(), badP.commit.Short(), b.key, describeVerdict(row),
-			formatNumber(row.BaseValue), formatNumber(row.HeadValue), row.Change(), row.PValue, row.Floor.Pct,
-			row.Base.N, row.Head.N, hint, goodP.commit.Short(), badP.commit.Short())
-	}
-	return row, nil
-}
-
-// noSeries is the error for an end whose ok runs lack the key.
-func (b *bisection) noSeries(p *probe) error {
-	var runs []analysis.Run
-	if p.side != nil {
-		runs = p.side.runs
-	}
+// hasSeries returns the error for an end whose ok runs lack the key.
+func (b *bisection) hasSeries(p *probe) error {
 	var seen []string
-	for _, run := range runs {
+	okRuns := 0
+	for _, run := range p.side.runs {
+		if run.Status != analysis.StatusOK || run.Tool != "" {
+			continue
+		}
+		okRuns++
+		if _, ok := runValue(run, b.key); ok {
+			return nil
+		}
 		for _, s := range run.Samples {
 			if k := s.Key.String(); !slices.Contains(seen, k) {
 				seen = append(seen, k)
 			}
 		}
 	}
+	if okRuns == 0 {
+		return nil
+	}
 	return fmt.Errorf("%w: no run of the %s end %s measured %s; its runs measure %s: pass --benchmark, --phase and --unit of one of those",
 		ErrUnknownSeries, p.name, p.commit.Short(), b.key, listSome(seen, 12))
 }
 
-// probe measures one commit of the range and decides what it is.
-func (b *bisection) probe(ctx context.Context, p *probe, goodVals, badVals []float64) (analysis.Probe, error) {
-	if err := b.loadStored(ctx, p); err != nil {
-		return analysis.Probe{}, err
+// nothingToBisect is the error for ends that do not differ, with the
+// numbers of their comparison.
+func (b *bisection) nothingToBisect(row analysis.Row) error {
+	good, bad := b.probe(0).commit, b.probe(len(b.commits)).commit
+	hint := ""
+	if row.NeedMoreRuns() {
+		hint = fmt.Sprintf("More runs may settle it: raise --max-count (now %d). ", b.maxCount)
 	}
-	if err := b.fill(ctx, []*probe{p}, b.count); err != nil {
-		return analysis.Probe{}, err
-	}
-	vals := p.values(b.key)
-	if len(vals) == 0 {
-		p.class, p.reason = analysis.ProbeSkipped, cmp.Or(p.failure, b.runsFailed(p))
-		return p.report(b.key), nil
-	}
-	// The probe's looks: it is compared with the ends at each, at its
-	// look's sequential threshold.
-	looks := analysis.Looks{Runs: []int{len(vals)}, Max: b.maxCount}
-	cl := analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts, looks)
-	for cl.Class == analysis.ProbeUnclear && cl.NeedMoreRuns && len(vals) < b.maxCount && p.failure == "" {
-		b.r.log().Info("probe unsettled: adding runs", "sha", p.commit.Short(), "so_far", len(vals), "cap", b.maxCount,
-			"vs_good", describeVerdict(cl.VsGood), "vs_bad", describeVerdict(cl.VsBad))
-		if err := b.fill(ctx, []*probe{p}, min(b.maxCount, len(vals)+b.batch)); err != nil {
-			return analysis.Probe{}, err
-		}
-		if n := len(p.values(b.key)); n == len(vals) {
-			break
-		}
-		vals = p.values(b.key)
-		looks.Runs = append(looks.Runs, len(vals))
-		cl = analysis.Classify(b.key, goodVals, badVals, vals, b.floor, b.opts, looks)
-	}
-	p.class, p.vsGood, p.vsBad = cl.Class, &cl.VsGood, &cl.VsBad
-	if cl.Class == analysis.ProbeUnclear {
-		p.class, p.uncertain = cl.Nearer, true
-		p.reason = fmt.Sprintf("at %d runs, against good %s and against bad %s; its median is nearer the %s end's",
-			len(vals), describeVerdict(cl.VsGood), describeVerdict(cl.VsBad), cl.Nearer)
-	}
-	return p.report(b.key), nil
+	return fmt.Errorf("%w: good %s and bad %s do not differ in %s: %s, %s → %s, Δ %s at %.0f%% confidence (p=%.3g, floor %.1f%%, %d rounds beside each other). "+
+		"%sCheck the series (--benchmark, --phase, --unit), or look at every series with perfbot compare --base %s --head %s",
+		ErrNothingToBisect, good.Short(), bad.Short(), b.key, describeVerdict(row),
+		formatNumber(row.BaseValue), formatNumber(row.HeadValue), analysis.FormatChange(row), 100*row.Confidence, row.PValue, row.Floor.Pct,
+		row.Base.N, hint, good.Short(), bad.Short())
 }
 
-// runsFailed says why a built probe has no value.
-func (b *bisection) runsFailed(p *probe) string {
-	counts := map[analysis.Status]int{}
-	if p.side != nil {
-		for _, run := range p.side.runs {
-			counts[run.Status]++
-		}
+// compare compares every series of firstBad's runs against lastGood's,
+// as Compare does, on the rounds in which the two ran beside each other
+// (the search's confirmation: those of this session and stored ones),
+// each round renumbered from 1 so that a paired row pairs them; it
+// returns the report and its inputs, for save.
+func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, rounds []analysis.RoundID, hist map[analysis.Key][]float64, looks analysis.Looks) (*analysis.Report, []byte, error) {
+	index := make(map[analysis.RoundID]int, len(rounds))
+	for i, r := range rounds {
+		index[r] = i + 1
 	}
-	var parts []string
-	for _, st := range analysis.Statuses {
-		if counts[st] > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d", st, counts[st]))
-		}
-	}
-	if len(parts) == 0 {
-		return "no run measured " + b.key.String()
-	}
-	return fmt.Sprintf("no run measured %s (%s)", b.key, strings.Join(parts, ", "))
-}
-
-// confirm compares the first bad commit with the last good one, as
-// Compare does, and stores the comparison. While the searched series is
-// unsettled in it (the probes classed each commit against the ends; this
-// is the two neighbours' own test) both get more interleaved rounds, a
-// batch at a time up to the cap, and each look tests at its share of α,
-// as Compare's do: one slow run of six must not leave the bisection's
-// answer "inconclusive" where more runs would settle it.
-func (b *bisection) confirm(ctx context.Context, lastGood, firstBad *probe, hist map[analysis.Key][]float64) (*analysis.Report, int64, error) {
-	pair := []*probe{lastGood, firstBad}
-	runs := func() int { return min(len(lastGood.values(b.key)), len(firstBad.values(b.key))) }
-	var looks []int
-	for {
-		n := runs()
-		looks = append(looks, n)
-		rep, inputs, err := b.compare(ctx, lastGood.commit, firstBad.commit, hist, analysis.Looks{Runs: looks, Max: max(b.maxCount, n)})
-		if err != nil {
-			return nil, 0, err
-		}
-		settled := true
-		for _, row := range rep.Phases {
-			if row.Key == b.key && row.NeedMoreRuns() {
-				settled = false
-			}
-		}
-		if !settled && n < b.maxCount {
-			b.r.log().Info("first bad against last good unsettled: adding runs", "rounds", min(b.batch, b.maxCount-n), "so_far", n, "cap", b.maxCount)
-			if err := b.fill(ctx, pair, min(b.maxCount, n+b.batch)); err != nil {
-				return nil, 0, err
-			}
-			if runs() > n {
-				continue
-			}
-		}
-		id, err := b.save(ctx, lastGood.commit, firstBad.commit, rep, inputs)
-		return rep, id, err
-	}
-}
-
-// compare compares every series of firstBad's stored runs against
-// lastGood's, as Compare does, at the looks so far; it returns the
-// report and its inputs, for save.
-func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, hist map[analysis.Key][]float64, looks analysis.Looks) (*analysis.Report, []byte, error) {
 	side := func(c workspace.Commit) ([]analysis.Run, []int64, error) {
 		recs, err := b.r.Store.Runs(ctx, store.RunQuery{
 			Repo: b.ws.Source(), Commits: []string{c.SHA}, ConfigHash: b.hash, Machine: b.machine, Status: analysis.StatusOK,
@@ -835,9 +726,17 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 		var runs []analysis.Run
 		var ids []int64
 		for _, rec := range recs {
-			if rec.Tool == "" {
-				runs, ids = append(runs, rec.Run()), append(ids, rec.ID)
+			id := analysis.RoundID{Session: rec.SessionID, Round: rec.Round}
+			if rec.SessionID == b.ss.id {
+				id.Session = 0
 			}
+			i, ok := index[id]
+			if rec.Tool != "" || !ok {
+				continue
+			}
+			run := rec.Run()
+			run.Round = i
+			runs, ids = append(runs, run), append(ids, rec.ID)
 		}
 		return runs, ids, nil
 	}
@@ -856,7 +755,7 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 	}, b.opts)
 	inputs, _ := json.Marshal(map[string]any{
 		"config_hash": b.hash, "machine": b.machine, "base_runs": nonNilIDs(baseIDs), "head_runs": nonNilIDs(headIDs),
-		"bisect": map[string]any{"key": b.key, "all_commits": b.req.AllCommits},
+		"bisect": map[string]any{"key": b.key, "all_commits": b.req.AllCommits, "rounds": len(rounds)},
 	})
 	return rep, inputs, nil
 }
@@ -897,9 +796,13 @@ func (b *bisection) reproduce(good, bad, lastGood, firstBad workspace.Commit) []
 	repo := analysis.FormatArgs([]string{b.ws.Source()})
 	cmds := []string{fmt.Sprintf("perfbot compare --repo %s --base %s --head %s --count %d",
 		repo, lastGood.SHA, firstBad.SHA, b.count)}
-	bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s --phase %s --unit %s",
-		repo, good.SHA, bad.SHA, analysis.FormatArgs([]string{b.key.Benchmark}),
-		analysis.FormatArgs([]string{b.key.Phase}), analysis.FormatArgs([]string{b.key.Unit}))
+	bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s", repo, good.SHA, bad.SHA, analysis.FormatArgs([]string{b.key.Benchmark}))
+	if b.key.Phase != "" {
+		// A benchmark without phases is bisected on its own value, which
+		// no --phase names: the default picks it.
+		bisect += " --phase " + analysis.FormatArgs([]string{b.key.Phase})
+	}
+	bisect += " --unit " + analysis.FormatArgs([]string{b.key.Unit})
 	if b.req.AllCommits {
 		bisect += " --all-commits"
 	}
@@ -914,7 +817,7 @@ func (b *bisection) reproduce(good, bad, lastGood, firstBad workspace.Commit) []
 }
 
 // warnings lists the report's caveats.
-func (b *bisection) warnings(rep *analysis.BisectReport, uncertain []analysis.Probe) []string {
+func (b *bisection) warnings(rep *analysis.BisectReport) []string {
 	out := []string{}
 	if sk := rep.Skipped(); len(sk) > 0 {
 		var names []string
@@ -927,28 +830,22 @@ func (b *bisection) warnings(rep *analysis.BisectReport, uncertain []analysis.Pr
 		}
 		out = append(out, fmt.Sprintf("%s skipped, as git bisect skips (a build failed, or no run measured the series): %s",
 			what, strings.Join(names, ", ")))
-	}
-	if !rep.Exact() {
-		out = append(out, fmt.Sprintf("Skipped commits leave a range: the first bad commit is one of %d; "+
-			"fix their builds, or measure them with perfbot compare, to narrow it", len(rep.Candidates)))
-	}
-	for _, p := range uncertain {
-		out = append(out, fmt.Sprintf("Step %d (%s) is uncertain: %s; check it with perfbot compare", p.Step, short(p.Commit.SHA), p.Reason))
-	}
-	if c := rep.Comparison; c != nil {
-		found := false
-		for _, row := range c.Phases {
-			if row.Key == rep.Key && !row.Simulated {
-				found = true
-				if !row.Changed() {
-					out = append(out, fmt.Sprintf("Against the last good commit alone the first bad commit's %s is %s: the change may be spread over several commits, or the machine drifted during the bisection",
-						rep.Key, describeVerdict(row)))
-				}
-			}
+		if len(rep.Candidates) > 1 && !rep.Stopped {
+			out = append(out, fmt.Sprintf("Skipped commits leave a range: the first bad commit is one of %d; "+
+				"fix their builds, or measure them with perfbot compare, to narrow it", len(rep.Candidates)))
 		}
-		if !found {
-			out = append(out, fmt.Sprintf("The comparison of the first bad commit against the last good one has no row for %s", rep.Key))
+	}
+	for _, p := range rep.Probes {
+		if p.Uncertain {
+			out = append(out, fmt.Sprintf("Step %d (%s) could not be placed: %s. The change is in one of the %d commits after %s up to %s; "+
+				"raise --max-count (now %d) or quiet the machine to narrow it", p.Step, short(p.Commit.SHA), p.Reason,
+				len(rep.Candidates), short(rep.LastGood.SHA), short(rep.FirstBad.SHA), b.maxCount))
 		}
+	}
+	if row := rep.Confirmation; row != nil && !rep.Confirmed {
+		out = append(out, fmt.Sprintf("Beside the last good commit, the first bad commit's %s is %s %s (%d rounds): not the change the ends showed, "+
+			"so the answer is not confirmed: the change may be spread over several commits; check it with the Reproduce commands",
+			rep.Key, describeVerdict(*row), analysis.FormatChange(*row), row.Base.N))
 	}
 	return out
 }

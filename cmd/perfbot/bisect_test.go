@@ -155,7 +155,7 @@ func TestBisectCommandBadInputExitsTwoAndStoresNothing(t *testing.T) {
 		{[]string{"bisect", "--repo", dir, "--good", shas[0], "--format", "xml"}, "allowed values are text, markdown, json"},
 		{[]string{"bisect", "--repo", dir, "--good", shas[0], "--count", "-1"}, "must be positive"},
 		{[]string{"bisect", "--repo", dir, "--good", shas[0], "--count", "8", "--max-count", "4"}, "below --count"},
-		{[]string{"bisect", "--repo", dir, "--good", shas[0], "--phase", ""}, "--phase is empty"},
+		{[]string{"bisect", "--repo", dir, "--good", shas[0], "--unit", ""}, "--unit is empty"},
 		{[]string{"bisect", "--repo", dir, "--good", shas[0], "extra"}, "takes no arguments"},
 		{[]string{"bisect", "--repo", t.TempDir(), "--good", "HEAD~1"}, "not a git repository"},
 		{[]string{"bisect", "--repo", dir, "--good", "v0.0.1"}, `good revision: resolve "v0.0.1"`},
@@ -188,9 +188,9 @@ func TestBisectCommandSaysWhenThereIsNothingToBisectOrAnEndDoesNotBuild(t *testi
 	dir, shas := stepRepo(t, 4, -1, 3)
 	env := newRunEnv(t)
 	out, errOut, code := perfbot(t, env.args("bisect", "--repo", dir, "--good", shas[0], "--bad", shas[2])...)
-	if code != exitRegression || out != "" || !strings.Contains(errOut, "nothing to bisect: good "+shas[0][:12]+" and bad "+shas[2][:12]+" do not differ in X/phase=total sec/op") ||
+	if code != exitNoChange || out != "" || !strings.Contains(errOut, "nothing to bisect: good "+shas[0][:12]+" and bad "+shas[2][:12]+" do not differ in X/phase=total sec/op") ||
 		!strings.Contains(errOut, "p=") {
-		t.Errorf("no change: exit %d, stdout %q, stderr %q; want exit 1 and the comparison's numbers", code, out, errOut)
+		t.Errorf("no change: exit %d, stdout %q, stderr %q; want exit 5 and the comparison's numbers", code, out, errOut)
 	}
 	out, errOut, code = perfbot(t, env.args("bisect", "--repo", dir, "--good", shas[0], "--bad", shas[3])...)
 	if code != exitRunsFailed || out != "" || !strings.Contains(errOut, "the bad end "+shas[3][:12]) || !strings.Contains(errOut, "syntax error near line 3") {

@@ -87,7 +87,7 @@ func TestExitCodeTableIsInTheHelpAndTheReadme(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []string{"| 0 | done", "| 1 | a regression, with `--fail-on-regression`", "| 2 | bad input", "| 3 | a build or a run failed", "| 4 | could not run"} {
+	for _, row := range []string{"| 0 | done", "| 1 | a regression, with `--fail-on-regression`", "| 2 | bad input", "| 3 | a build or a run failed", "| 4 | could not run", "| 5 | bisect: the good and the bad end do not differ"} {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md has no exit-status row %q", row)
 		}

@@ -18,19 +18,21 @@ const (
 	exitUsage      = 2 // bad input: nothing ran, nothing was created or stored
 	exitRunsFailed = 3 // a build or a run failed: the result is incomplete
 	exitCannotRun  = 4 // could not run: database unreachable, time limit, interrupted, another failure
+	exitNoChange   = 5 // bisect: the ends do not differ, so there is nothing to bisect
 )
 
 // exitCodes is the exit-status table of perfbot --help.
 const exitCodes = `Exit status (every command):
   0  done
-  1  a regression, with --fail-on-regression (compare, pr); bisect: the
-     ends do not differ, so no commit is named
+  1  a regression, with --fail-on-regression (compare, pr)
   2  bad input: a flag, a revision, a config or a database path that is
      wrong, or nothing stored to read; nothing was created or stored
   3  a build or a run failed; what was measured is stored and reported
   4  could not run: the database unreachable, --timeout ran out,
      interrupted (SIGINT, SIGTERM), or another failure outside the code
-     measured; what was stored before it is kept`
+     measured; what was stored before it is kept
+  5  bisect: the good and the bad end do not differ, so there is nothing
+     to bisect (the message gives their comparison)`
 
 // A usageError is bad input from the user: perfbot prints it with a pointer
 // to the help and exits 2.
