@@ -172,8 +172,11 @@ type CommitData struct {
 	// Series are the trends of the headline series the commit's baseline
 	// runs measured.
 	Series []CommitSeries `json:"series"`
-	// ParentCompareURL compares the commit with its first parent.
-	ParentCompareURL string `json:"parent_compare_url,omitempty"`
+	// ParentCompareURL compares the commit with its first parent: the
+	// newest stored comparison of the two by its id
+	// (ParentComparisonID), or else a comparison of their runs.
+	ParentCompareURL   string `json:"parent_compare_url,omitempty"`
+	ParentComparisonID int64  `json:"parent_comparison_id,omitempty"`
 	// Links for the template; not in the JSON.
 	ParentLinks []template.URL `json:"-"`
 }
@@ -244,7 +247,16 @@ func (d *Dashboard) commit(r *http.Request) (any, error) {
 		data.ParentLinks = append(data.ParentLinks, template.URL(commitPageURL(repo, p)))
 	}
 	if len(data.Parents) > 0 {
+		// The link names the comparison it means: the pair's newest as
+		// this page sees it, not whichever is newest when it is followed.
+		pair, err := d.cfg.Store.PairComparisons(ctx, repo, data.Parents[0], sha)
+		if err != nil {
+			return nil, err
+		}
 		data.ParentCompareURL = compareURL(repo, data.Parents[0], sha)
+		if len(pair) > 0 {
+			data.ParentComparisonID, data.ParentCompareURL = pair[0].ID, comparisonURL(pair[0].ID)
+		}
 	}
 	counts := map[RunCount]int{}
 	seen := map[analysis.Key]bool{}
@@ -267,8 +279,8 @@ func (d *Dashboard) commit(r *http.Request) (any, error) {
 	slices.SortFunc(data.Runs, func(a, b RunCount) int {
 		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Machine, b.Machine), strings.Compare(a.Status, b.Status))
 	})
-	for _, c := range comps {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	if data.Comparisons, err = d.indexComparisons(ctx, comps); err != nil {
+		return nil, err
 	}
 	return data, nil
 }

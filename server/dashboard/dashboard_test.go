@@ -732,3 +732,155 @@ func TestFrontPageFollowsNewRuns(t *testing.T) {
 		t.Errorf("after a new commit's runs: headline %+v, %d series; want %s latest, %d values, 6 series (assemble added)", b.Headline, len(b.Series), short(next), commits+1)
 	}
 }
+
+// saveReport stores rep as a comparison of head against base in the
+// test repository and returns its id.
+func saveReport(t *testing.T, db *store.DB, rep *analysis.Report, created time.Time) int64 {
+	t.Helper()
+	var b bytes.Buffer
+	if err := analysis.RenderJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	id, err := db.SaveComparison(context.Background(), &store.Comparison{Repo: testRepo, BaseSHA: rep.Base, HeadSHA: rep.Head,
+		Verdict: string(rep.Verdict), Report: b.String(), CreatedAt: created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// variantReport is a comparison of commit i with itself, base and head
+// run with the given arguments, that found msm_h +22.5% slower.
+func variantReport(i int, baseArgs, headArgs []string) *analysis.Report {
+	return &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(i), Head: sha(i), BaseArgs: baseArgs, HeadArgs: headArgs,
+		Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "msm_h", Unit: "sec/op"}, Primary: true, Verdict: analysis.VerdictRegression,
+			Base: analysis.Summary{Median: 0.4, N: 20}, Head: analysis.Summary{Median: 0.49, N: 20}, ShiftPct: 22.5, BaseValue: 0.4, HeadValue: 0.49,
+			Shift: 0.09, ShiftLo: 0.08, ShiftHi: 0.1, DeltaLoPct: 20, DeltaHiPct: 25, PValue: 0.001}},
+		Warnings: []string{}}
+}
+
+// TestVariantComparisonIsNoAA stores a comparison of one commit with
+// itself under different arguments (perfbot compare --head-args) that
+// found a regression, and one under the same arguments on both sides:
+// the first is an A/B of the arguments on every page that shows it (no
+// A/A banner, no "noise", its arguments named, its verdict's colour, no
+// bisect hint for one commit), the second an A/A.
+func TestVariantComparisonIsNoAA(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	ab := saveReport(t, db, variantReport(6, []string{"--msm=pippenger"}, []string{"--msm=glv", "--window=16"}), t0.Add(6*24*time.Hour))
+	aa := saveReport(t, db, variantReport(7, []string{"--msm=glv"}, []string{"--msm=glv"}), t0.Add(7*24*time.Hour))
+
+	cd := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", ab))
+	if cd.AA || cd.Report.Verdict != analysis.VerdictRegression || len(cd.Bisect) != 0 {
+		t.Errorf("A/B of arguments: aa %v, verdict %s, bisect %+v; want no A/A, a regression, nothing to bisect", cd.AA, cd.Report.Verdict, cd.Bisect)
+	}
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", ab))
+	for _, want := range []string{
+		`<p id="variants" class="variants">A/B of arguments at one commit: base args <code class="base-args">--msm=pippenger</code>, head args <code class="head-args">--msm=glv --window=16</code>.`,
+		`<p id="summary" class="summary verdict-regression">Regression.`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the A/B of arguments' page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{`id="aa"`, `verdict-aa`, `a false alarm`, `id="bisect"`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the A/B of arguments' page has %s", bad)
+		}
+	}
+
+	cd = getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", aa))
+	_, page = do(t, d, fmt.Sprintf("/compare?id=%d", aa))
+	if !cd.AA || !strings.Contains(page, `<p id="aa" class="aa">A/A comparison: base and head are the same commit with the same arguments (<code>--msm=glv</code>), so every change below is noise. This one called a regression: a false alarm, which α = 0.01 allows in about 1 comparison in 100.</p>`) ||
+		!strings.Contains(page, `class="summary verdict-aa"`) || strings.Contains(page, `id="variants"`) {
+		t.Errorf("the same arguments on both sides: aa %v, or the page does not say it is an A/A", cd.AA)
+	}
+
+	// The index and the commit page say the same of each.
+	idx := getJSON[IndexData](t, d, "/api/series")
+	kinds := map[int64]IndexComparison{}
+	for _, c := range idx.Comparisons {
+		kinds[c.ID] = c
+	}
+	if c := kinds[ab]; c.AA || !slices.Equal(c.BaseArgs, []string{"--msm=pippenger"}) || !slices.Equal(c.HeadArgs, []string{"--msm=glv", "--window=16"}) {
+		t.Errorf("index: the A/B of arguments %+v; want no A/A, both sides' arguments", c)
+	}
+	for _, c := range idx.Comparisons {
+		if want := c.ID == aa || c.Head == sha(5); c.AA != want {
+			t.Errorf("index: comparison #%d of %s against %s: A/A %v; want %v", c.ID, short(c.Head), short(c.Base), c.AA, want)
+		}
+	}
+	abLabel := `<span class="muted args-label">(A/B of arguments: base <code>--msm=pippenger</code>, head <code>--msm=glv --window=16</code>)</span>`
+	_, page = do(t, d, "/")
+	row := regexp.MustCompile(`(?s)<td><a class="compare-link" href="/compare\?id=` + fmt.Sprint(ab) + `">.*?</tr>`).FindString(page)
+	if !strings.Contains(row, abLabel) || !strings.Contains(row, `<td class="verdict verdict-regression">regression</td>`) || strings.Contains(row, "(A/A)") {
+		t.Errorf("index row of the A/B of arguments:\n%s", row)
+	}
+	if !strings.Contains(page, `(A/A)`) || !strings.Contains(page, `regression (noise)`) {
+		t.Errorf("the index does not call the A/A under the same arguments an A/A")
+	}
+	_, page = do(t, d, "/commit?"+query("repo", testRepo, "sha", sha(6)))
+	if !strings.Contains(page, abLabel) || !strings.Contains(page, `<td class="verdict verdict-regression">regression</td>`) || strings.Contains(page, "(noise)") {
+		t.Errorf("the commit page does not name the A/B's arguments, or calls it noise")
+	}
+}
+
+// TestLinksNameTheComparisonTheyMean follows the links that mean one
+// stored comparison: the compare page's JSON link and the commit page's
+// link to the comparison with its parent carry its id, and still open
+// it once a newer comparison of the same pair is stored.
+func TestLinksNameTheComparisonTheyMean(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	// sha(2)'s parent is sha(1): the pair of the two stored comparisons.
+	if _, err := db.SaveRun(ctx, &store.RunRecord{Repo: testRepo, Commit: store.Commit{SHA: sha(2), Parents: []string{sha(1)}}, Kind: store.KindCompare,
+		Machine: "gpu-1", ConfigHash: "cfg", Status: analysis.StatusOK, StartedAt: t0.Add(36 * 24 * time.Hour), Samples: samples(2, 0, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	pair := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2)))
+	newest, older := pair.Comparisons[0].ID, pair.Comparisons[1].ID
+
+	// The JSON link of the older comparison's page returns it, not the
+	// pair's newest; the pair's page links the one it shows.
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", older))
+	link := fmt.Sprintf(`<a href="/api/compare?id=%d">JSON</a>`, older)
+	if !strings.Contains(page, link) {
+		t.Fatalf("the page of comparison #%d lacks %s", older, link)
+	}
+	if got := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", older)); got.ComparisonID != older || got.Report.Verdict != analysis.VerdictInconclusive {
+		t.Errorf("its JSON link returned comparison #%d (%s); want #%d, inconclusive", got.ComparisonID, got.Report.Verdict, older)
+	}
+	if _, page := do(t, d, "/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2))); !strings.Contains(page, fmt.Sprintf(`<a href="/api/compare?id=%d">JSON</a>`, newest)) {
+		t.Errorf("the pair's page does not link the JSON of the comparison it shows, #%d", newest)
+	}
+	// A comparison made now from the runs has no id: its link names both
+	// commits in full.
+	if _, page := do(t, d, "/compare?"+query("repo", testRepo, "base", cmpBase[:8], "head", cmpHead[:8])); !strings.Contains(page,
+		`<a href="/api/compare?`+html.EscapeString(query("repo", testRepo, "base", cmpBase, "head", cmpHead))+`">JSON</a>`) {
+		t.Errorf("the comparison of runs does not link its JSON by the full SHAs")
+	}
+
+	// The commit page's link to the comparison with its parent names it.
+	cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", sha(2)))
+	want := fmt.Sprintf("/compare?id=%d", newest)
+	if !slices.Equal(cd.Parents, []string{sha(1)}) || cd.ParentComparisonID != newest || cd.ParentCompareURL != want {
+		t.Fatalf("parents %v, parent comparison #%d at %s; want %s's #%d at %s", cd.Parents, cd.ParentComparisonID, cd.ParentCompareURL, short(sha(1)), newest, want)
+	}
+	_, page = do(t, d, "/commit?"+query("repo", testRepo, "sha", sha(2)))
+	if !strings.Contains(page, fmt.Sprintf(`<a class="compare-link" href="%s">compare with its parent (stored comparison #%d)</a>`, want, newest)) {
+		t.Errorf("the commit page's parent link does not name comparison #%d", newest)
+	}
+	later := saveReport(t, db, &analysis.Report{Verdict: analysis.VerdictNoChange, Base: sha(1), Head: sha(2), Warnings: []string{}}, t0.Add(30*24*time.Hour))
+	if got := getJSON[CompareData](t, d, "/api"+want); got.ComparisonID != newest || got.ComparisonID == later {
+		t.Errorf("after #%d was stored, the parent link opened #%d; want #%d", later, got.ComparisonID, newest)
+	}
+	// Without a stored comparison of the two, the link compares their runs.
+	if cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", cmpHead)); cd.ParentCompareURL != "" {
+		t.Errorf("a commit without known parents links %q", cd.ParentCompareURL)
+	}
+}

@@ -51,6 +51,26 @@ type IndexComparison struct {
 	Verdict    string    `json:"verdict"`
 	CreatedAt  time.Time `json:"created_at"`
 	CompareURL string    `json:"compare_url"`
+	// BaseArgs and HeadArgs are the sides' variant arguments (perfbot
+	// compare --base-args, --head-args), from the stored report; absent
+	// for none.
+	BaseArgs []string `json:"base_args,omitempty"`
+	HeadArgs []string `json:"head_args,omitempty"`
+	// AA is true for a comparison of a commit with itself under the same
+	// arguments: whatever it found is noise. One commit with different
+	// arguments on each side is an A/B of the arguments.
+	AA bool `json:"aa"`
+}
+
+// Variants reports whether the sides ran with different arguments.
+func (c IndexComparison) Variants() bool { return !slices.Equal(c.BaseArgs, c.HeadArgs) }
+
+// isAA reports whether a comparison of head against base is an A/A: one
+// commit, the same arguments on both sides (none, or the same variant,
+// as analysis's A/A warning has it). Different arguments make it an A/B
+// of the arguments, whose verdict is no false alarm.
+func isAA(base, head string, baseArgs, headArgs []string) bool {
+	return base != "" && base == head && slices.Equal(baseArgs, headArgs)
 }
 
 // How many stored comparisons, change points and sparkline commits the
@@ -180,9 +200,9 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := &IndexData{Repos: []IndexRepo{}, Comparisons: []IndexComparison{}, Changes: []IndexChange{}}
-	for _, c := range recent {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	data := &IndexData{Repos: []IndexRepo{}, Changes: []IndexChange{}}
+	if data.Comparisons, err = d.indexComparisons(ctx, recent); err != nil {
+		return nil, err
 	}
 	for _, s := range series {
 		if n := len(data.Repos); n == 0 || data.Repos[n-1].Repo != s.Repo {
@@ -740,8 +760,10 @@ type CompareData struct {
 	// Summary is the report's headline, the sentence the PR comment and
 	// the check's title open with.
 	Summary string `json:"summary"`
-	// AA is true when base and head are one commit: whatever the
-	// comparison reports is noise.
+	// AA is true when base and head are one commit measured with the
+	// same arguments: whatever the comparison reports is noise. One
+	// commit with different arguments (Report.BaseArgs, HeadArgs) is an
+	// A/B of the arguments.
 	AA bool `json:"aa"`
 	// PR is the stored comparison's pull request (0: none); PullURL it
 	// on GitHub.
@@ -754,7 +776,9 @@ type CompareData struct {
 	// View is the report worded as the PR comment, in HTML; not in the
 	// JSON (Report is).
 	View *analysis.View `json:"-"`
-	// Query is the page's query string, for its JSON link.
+	// Query is the JSON link's query string: id=N for a stored
+	// comparison, the repository and both full SHAs for one compared
+	// from the runs.
 	Query template.URL `json:"-"`
 }
 
@@ -822,13 +846,13 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		*sha = full
 	}
 	data := &CompareData{Repo: repo, Base: base, Head: head, BaseURL: commitURL(repo, base), HeadURL: commitURL(repo, head),
-		AA: base == head, Comparisons: []IndexComparison{}, Bisect: []BisectHint{}, Query: template.URL(q.Encode())}
+		AA: base == head, Comparisons: []IndexComparison{}, Bisect: []BisectHint{}}
 	pair, err := d.cfg.Store.PairComparisons(ctx, repo, base, head)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range pair {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	if data.Comparisons, err = d.indexComparisons(ctx, pair); err != nil {
+		return nil, err
 	}
 	if stored == nil && len(pair) > 0 {
 		if stored, err = d.cfg.Store.Comparison(ctx, pair[0].ID); err != nil {
@@ -842,12 +866,16 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		}
 		data.Source, data.ComparisonID, data.CreatedAt, data.Report = "stored", stored.ID, stored.CreatedAt, &rep
 		data.PR, data.PullURL = stored.PR, pullURL(repo, stored.PR)
+		// The JSON link names the comparison shown: the pair's newest
+		// may be another by the time it is followed.
+		data.Query = template.URL("id=" + strconv.FormatInt(stored.ID, 10))
 	} else {
 		rep, err := d.compareRuns(r, repo, base, head)
 		if err != nil {
 			return nil, err
 		}
 		data.Source, data.Report = "runs", rep
+		data.Query = template.URL(url.Values{"repo": {repo}, "base": {base}, "head": {head}}.Encode())
 	}
 	data.Summary = analysis.Headline(data.Report)
 	shown := data.Report
@@ -862,8 +890,15 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		shown = &legacy
 	}
 	data.View = analysis.NewView(shown, htmlFormatter)
-	data.AA = data.AA || data.View.AA
-	data.Bisect = bisectHints(repo, base, head, shown)
+	// One commit is an A/A only under the same arguments: with
+	// --base-args or --head-args it is an A/B of the arguments, whose
+	// verdict is no noise.
+	data.AA = isAA(base, head, data.Report.BaseArgs, data.Report.HeadArgs)
+	if base != head {
+		// Bisecting needs two commits; an A/B of arguments at one
+		// commit has nothing to bisect.
+		data.Bisect = bisectHints(repo, base, head, shown)
+	}
 	return data, nil
 }
 
@@ -930,7 +965,53 @@ func indexComparison(c store.Comparison) IndexComparison {
 	ic := IndexComparison{ID: c.ID, Repo: c.Repo, PR: c.PR, Base: c.BaseSHA, Head: c.HeadSHA, Verdict: c.Verdict, CreatedAt: c.CreatedAt,
 		CompareURL: comparisonURL(c.ID)}
 	ic.PullURL = pullURL(c.Repo, c.PR)
+	ic.AA = isAA(c.BaseSHA, c.HeadSHA, nil, nil)
 	return ic
+}
+
+// indexComparisons lists stored comparisons (read without their
+// reports). A comparison of one commit with itself is read whole, for
+// the arguments its report names: with different ones it is an A/B of
+// the arguments, not an A/A.
+func (d *Dashboard) indexComparisons(ctx context.Context, cs []store.Comparison) ([]IndexComparison, error) {
+	out := make([]IndexComparison, 0, len(cs))
+	for _, c := range cs {
+		ic := indexComparison(c)
+		if c.BaseSHA == c.HeadSHA {
+			full, err := d.cfg.Store.Comparison(ctx, c.ID)
+			if err != nil {
+				return nil, err
+			}
+			if ic.BaseArgs, ic.HeadArgs, err = comparisonArgs(full); err != nil {
+				return nil, err
+			}
+			ic.AA = isAA(c.BaseSHA, c.HeadSHA, ic.BaseArgs, ic.HeadArgs)
+		}
+		out = append(out, ic)
+	}
+	return out, nil
+}
+
+// comparisonArgs returns the sides' variant arguments of a stored
+// comparison: its report's, else its inputs' (perfbot compare stores
+// both); none when neither names any.
+func comparisonArgs(c *store.Comparison) (base, head []string, err error) {
+	var args struct {
+		BaseArgs []string `json:"base_args"`
+		HeadArgs []string `json:"head_args"`
+	}
+	for _, doc := range []string{c.Report, c.Inputs} {
+		if doc == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(doc), &args); err != nil {
+			return nil, nil, fmt.Errorf("comparison %d: decode its arguments: %w", c.ID, err)
+		}
+		if len(args.BaseArgs) > 0 || len(args.HeadArgs) > 0 {
+			return args.BaseArgs, args.HeadArgs, nil
+		}
+	}
+	return nil, nil, nil
 }
 
 // pullURL is pull request pr of repo on GitHub, or "" for none or a

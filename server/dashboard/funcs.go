@@ -42,6 +42,22 @@ var funcs = template.FuncMap{
 		return number(a/f) + " → " + number(b/f) + " " + label
 	},
 	"seriesName": seriesName,
+	// args are a side's variant arguments as a shell would take them,
+	// or "none".
+	"args": func(a []string) string {
+		if len(a) == 0 {
+			return "none"
+		}
+		return analysis.FormatArgs(a)
+	},
+	// oneIn is how many comparisons α allows one false alarm in: 100
+	// for 0.01 (0: a report stored without its α).
+	"oneIn": func(alpha float64) int {
+		if !(alpha > 0) {
+			return 0
+		}
+		return int(math.Round(1 / alpha))
+	},
 	"otherUnits": func(ts []analysis.ViewTable) string {
 		var units []string
 		for _, t := range ts {
