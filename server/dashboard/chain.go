@@ -145,11 +145,11 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	// Bisect the series' own phase; for total, the phases that moved with
 	// it (or total itself when none did).
 	if key.Phase != totalPhase && key.Phase != "" {
-		data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key.Phase)}
+		data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key, data.Report.ConfigPath)}
 	} else {
 		data.Bisect = bisectHints(repo, data.Good, data.Bad, data.Report)
 		if len(data.Bisect) == 0 {
-			data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key.Phase)}
+			data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key, data.Report.ConfigPath)}
 		}
 	}
 	return data, nil

@@ -356,13 +356,14 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("segments compared: %s, %v; want msm_h's regression", cd.Report.Verdict, verdicts)
 		}
 		// total's change point bisects the phase that moved with it.
-		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --phase msm_h",
+		want := BisectHint{Benchmark: bench, Phase: "msm_h", Unit: "sec/op",
+			Command: "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --benchmark " + bench + " --phase msm_h",
 			Comment: "/perfbot bisect " + sha(stepAt - 1)[:12] + " " + sha(stepAt)[:12] + " phase=msm_h"}
 		if len(cd.Bisect) != 1 || cd.Bisect[0] != want {
 			t.Errorf("bisect %+v; want [%+v]", cd.Bisect, want)
 		}
 		code, page := do(t, d, "/change?"+cq)
-		for _, w := range []string{`<pre class="command bisect-command" data-phase="msm_h">` + want.Command + `</pre>`, `id="change-summary"`,
+		for _, w := range []string{`<pre class="command bisect-command" data-benchmark="` + bench + `" data-phase="msm_h" data-unit="sec/op">` + want.Command + `</pre>`, `id="change-summary"`,
 			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`} {
 			if code != 200 || !strings.Contains(page, w) {
 				t.Errorf("change page (%d) lacks %s", code, w)
@@ -469,9 +470,10 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the page lacks the attribution's bar of shares")
 		}
 		// How to bisect the regressed phase.
-		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + cmpBase[:12] + " --bad " + cmpHead[:12] + " --phase msm_h",
+		want := BisectHint{Benchmark: bench, Phase: "msm_h", Unit: "sec/op",
+			Command: "perfbot bisect --good " + cmpBase[:12] + " --bad " + cmpHead[:12] + " --benchmark " + bench + " --phase msm_h",
 			Comment: "/perfbot bisect " + cmpBase[:12] + " " + cmpHead[:12] + " phase=msm_h"}
-		if len(cd.Bisect) != 1 || cd.Bisect[0] != want || !strings.Contains(page, `<pre class="command bisect-command" data-phase="msm_h">`+want.Command+`</pre>`) {
+		if len(cd.Bisect) != 1 || cd.Bisect[0] != want || !strings.Contains(page, `data-phase="msm_h" data-unit="sec/op">`+want.Command+`</pre>`) {
 			t.Errorf("bisect hints %+v; want [%+v] on the page", cd.Bisect, want)
 		}
 	})
@@ -882,5 +884,57 @@ func TestLinksNameTheComparisonTheyMean(t *testing.T) {
 	// Without a stored comparison of the two, the link compares their runs.
 	if cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", cmpHead)); cd.ParentCompareURL != "" {
 		t.Errorf("a commit without known parents links %q", cd.ParentCompareURL)
+	}
+}
+
+// TestBisectHintsRunAsPrinted checks the commands a stored comparison's
+// page prints to bisect its regressions: one per benchmark's regressed
+// series, each naming its benchmark (quoted for a shell where it must
+// be), its phase, its unit when not sec/op and the config file the
+// comparison was measured with; the pull-request comment only where it
+// bisects the same series (sec/op).
+func TestBisectHintsRunAsPrinted(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	const verify = "Verify/curve=bn254(g1)"
+	row := func(b, phase, unit string, v analysis.Verdict) analysis.Row {
+		return analysis.Row{Key: analysis.Key{Benchmark: b, Phase: phase, Unit: unit}, Primary: true, Verdict: v,
+			Base: analysis.Summary{Median: 1, N: 20}, Head: analysis.Summary{Median: 1.1, N: 20}, ShiftPct: 10, BaseValue: 1, HeadValue: 1.1,
+			Shift: 0.1, ShiftLo: 0.08, ShiftHi: 0.12, DeltaLoPct: 8, DeltaHiPct: 12, PValue: 0.001}
+	}
+	rep := &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(8), Head: sha(9), ConfigPath: "/etc/perfbot/prover ci.yml",
+		Options: analysis.Options{Alpha: 0.01, PrimaryUnits: []string{"sec/op", "allocs/op"}},
+		Phases: []analysis.Row{
+			row(bench, "total", "sec/op", analysis.VerdictRegression), row(bench, "msm_h", "sec/op", analysis.VerdictRegression),
+			row(bench, "ntt", "sec/op", analysis.VerdictNoChange),
+			row(verify, "total", "sec/op", analysis.VerdictRegression), row(verify, "total", "allocs/op", analysis.VerdictRegression),
+		}, Warnings: []string{}}
+	id := saveReport(t, db, rep, t0.Add(8*24*time.Hour))
+	cd := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", id))
+	ends := "perfbot bisect --good " + sha(8)[:12] + " --bad " + sha(9)[:12]
+	want := []BisectHint{
+		{Benchmark: bench, Phase: "msm_h", Unit: "sec/op", Command: ends + " --benchmark " + bench + " --phase msm_h --config '/etc/perfbot/prover ci.yml'",
+			Comment: "/perfbot bisect " + sha(8)[:12] + " " + sha(9)[:12] + " phase=msm_h"},
+		{Benchmark: verify, Phase: "total", Unit: "sec/op", Command: ends + " --benchmark 'Verify/curve=bn254(g1)' --phase total --config '/etc/perfbot/prover ci.yml'",
+			Comment: "/perfbot bisect " + sha(8)[:12] + " " + sha(9)[:12] + " phase=total"},
+		{Benchmark: verify, Phase: "total", Unit: "allocs/op", Command: ends + " --benchmark 'Verify/curve=bn254(g1)' --phase total --unit allocs/op --config '/etc/perfbot/prover ci.yml'"},
+	}
+	if !slices.Equal(cd.Bisect, want) {
+		t.Errorf("bisect hints:\n%+v\nwant\n%+v", cd.Bisect, want)
+	}
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", id))
+	for _, h := range want {
+		if !strings.Contains(page, `data-unit="`+h.Unit+`">`+html.EscapeString(h.Command)+`</pre>`) {
+			t.Errorf("the page lacks %s", h.Command)
+		}
+	}
+	if n := strings.Count(page, `class="command bisect-comment"`); n != 2 {
+		t.Errorf("%d bisect comments on the page; want 2 (none for allocs/op, which the comment cannot bisect)", n)
+	}
+	// A repository that is a path is passed with --repo, quoted.
+	if h := bisectHint("/srv/my clones/prover", sha(8), sha(9), analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, ""); h.Command !=
+		"perfbot bisect --repo '/srv/my clones/prover' --good "+sha(8)[:12]+" --bad "+sha(9)[:12]+" --benchmark "+bench+" --phase ntt" {
+		t.Errorf("bisect of a local repository: %s", h.Command)
 	}
 }

@@ -782,12 +782,16 @@ type CompareData struct {
 	Query template.URL `json:"-"`
 }
 
-// A BisectHint is how to bisect a regressed phase between base and
-// head: the command and the pull-request comment that do it.
+// A BisectHint is how to bisect a regressed series between base and
+// head: the command and the pull-request comment that do it (Comment ""
+// where the comment's bisection would measure another series: it takes
+// a phase only, in sec/op).
 type BisectHint struct {
-	Phase   string `json:"phase"`
-	Command string `json:"command"`
-	Comment string `json:"comment"`
+	Benchmark string `json:"benchmark"`
+	Phase     string `json:"phase"`
+	Unit      string `json:"unit"`
+	Command   string `json:"command"`
+	Comment   string `json:"comment,omitempty"`
 }
 
 // htmlFormatter words a report's pieces for a page: everything escaped,
@@ -902,47 +906,65 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 	return data, nil
 }
 
-// bisectHints are how to bisect each regressed primary phase of rep, or
-// its total when no phase of it regressed (a phase names the cause).
+// bisectHints are how to bisect each benchmark's regressed primary
+// phases of rep, or its total when no phase of it regressed (a phase
+// names the cause), in the order of rep's rows.
 func bisectHints(repo, base, head string, rep *analysis.Report) []BisectHint {
-	var phases []string
-	total := false
+	var keys, totals []analysis.Key
 	for _, row := range rep.Phases {
 		switch {
 		case !row.Primary || row.Verdict != analysis.VerdictRegression || strings.Contains(row.Phase, "/"):
 		case row.Phase == totalPhase:
-			total = true
-		case !slices.Contains(phases, row.Phase):
-			phases = append(phases, row.Phase)
+			totals = append(totals, row.Key)
+		case !slices.Contains(keys, row.Key):
+			keys = append(keys, row.Key)
 		}
 	}
-	if len(phases) == 0 && total {
-		phases = []string{totalPhase}
+	for _, t := range totals {
+		if !slices.ContainsFunc(keys, func(k analysis.Key) bool { return k.Benchmark == t.Benchmark && k.Unit == t.Unit }) {
+			keys = append(keys, t)
+		}
 	}
 	hints := []BisectHint{}
-	for _, p := range phases {
-		hints = append(hints, bisectHint(repo, base, head, p))
+	for _, k := range keys {
+		hints = append(hints, bisectHint(repo, base, head, k, rep.ConfigPath))
 	}
 	return hints
 }
 
-// bisectHint is how to bisect phase between good and bad: perfbot bisect
-// on the runner (--repo when the repository is a path or URL it can
-// clone), or the comment that asks perfbot serve to.
-func bisectHint(repo, good, bad, phase string) BisectHint {
+// bisectHint is how to bisect key's series between good and bad: perfbot
+// bisect on the runner, as it runs when pasted (--repo when the
+// repository is a path or URL it can clone, the series' benchmark as
+// its runs name it, --unit when it is not sec/op, --config when the
+// config came from a file outside the repository, configPath), or the
+// comment that asks perfbot serve to. The comment names a phase only,
+// and bisects sec/op: a series in another unit gets no comment.
+func bisectHint(repo, good, bad string, key analysis.Key, configPath string) BisectHint {
 	cmd := "perfbot bisect"
 	if !ownerNameRE.MatchString(repo) {
 		cmd += " --repo " + shellQuote(repo)
 	}
 	cmd += " --good " + short12(good) + " --bad " + short12(bad)
-	if phase != "" {
-		cmd += " --phase " + shellQuote(phase)
+	if key.Benchmark != "" {
+		cmd += " --benchmark " + shellQuote(key.Benchmark)
 	}
-	comment := "/perfbot bisect " + short12(good) + " " + short12(bad)
-	if phase != "" {
-		comment += " phase=" + phase
+	if key.Phase != "" {
+		cmd += " --phase " + shellQuote(key.Phase)
 	}
-	return BisectHint{Phase: phase, Command: cmd, Comment: comment}
+	if key.Unit != "" && key.Unit != defaultUnit {
+		cmd += " --unit " + shellQuote(key.Unit)
+	}
+	if configPath != "" {
+		cmd += " --config " + shellQuote(configPath)
+	}
+	h := BisectHint{Benchmark: key.Benchmark, Phase: key.Phase, Unit: cmp.Or(key.Unit, defaultUnit), Command: cmd}
+	if h.Unit == defaultUnit {
+		h.Comment = "/perfbot bisect " + short12(good) + " " + short12(bad)
+		if key.Phase != "" {
+			h.Comment += " phase=" + key.Phase
+		}
+	}
+	return h
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but
