@@ -938,3 +938,63 @@ func TestBisectHintsRunAsPrinted(t *testing.T) {
 		t.Errorf("bisect of a local repository: %s", h.Command)
 	}
 }
+
+// TestIntervalBarsShareOneScale checks the compare page's interval
+// bars: every row of a table is drawn on one scale that holds each
+// change, its interval and its floor band, its ends rounded out, so 0 is
+// at the same pixel on every row and on the axis in the table's heading,
+// which labels the ends and 0 in percent; another table has its own.
+func TestIntervalBarsShareOneScale(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	row := func(phase, unit string, v analysis.Verdict, pct, lo, hi, floor float64) analysis.Row {
+		return analysis.Row{Key: analysis.Key{Benchmark: bench, Phase: phase, Unit: unit}, Primary: unit == "sec/op", Verdict: v,
+			Base: analysis.Summary{Median: 1, N: 20}, Head: analysis.Summary{Median: 1 + pct/100, N: 20}, ShiftPct: pct, BaseValue: 1, HeadValue: 1 + pct/100,
+			Shift: pct / 100, ShiftLo: lo / 100, ShiftHi: hi / 100, DeltaLoPct: lo, DeltaHiPct: hi, PValue: 0.001, Floor: analysis.Floor{Pct: floor}}
+	}
+	id := saveReport(t, db, &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(8), Head: sha(9), Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{
+			row("msm_h", "sec/op", analysis.VerdictRegression, 22.5, 20, 25, 2),
+			row("ntt", "sec/op", analysis.VerdictNoChange, -3, -5, -1, 2),
+			row("synthesis", "sec/op", analysis.VerdictNoChange, 0.5, -0.5, 1.5, 2),
+			row("total", "page-faults/op", analysis.VerdictRegression, 60, 50, 70, 1),
+		}, Warnings: []string{}}, t0.Add(8*24*time.Hour))
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", id))
+	main, other, ok := strings.Cut(page, `id="other-units"`)
+	if !ok {
+		t.Fatal("no other units' section")
+	}
+	zeros := func(s string) []string {
+		var xs []string
+		for _, m := range regexp.MustCompile(`<line class="zero" x1="([0-9.]+)"`).FindAllStringSubmatch(s, -1) {
+			xs = append(xs, m[1])
+		}
+		return xs
+	}
+	// sec/op: -5% (ntt's interval) to +25% (msm_h's), 0 at 8 + 5/30 of
+	// the 124 pixels between the margins.
+	if got := zeros(main); !slices.Equal(got, []string{"28.7", "28.7", "28.7"}) {
+		t.Errorf("0 of the sec/op rows at x %v; want 28.7 on each of 3 rows", got)
+	}
+	for _, want := range []string{
+		`<svg class="interval-axis" width="140" height="18" viewBox="0 0 140 18" role="img" aria-label="scale -5% to +25%">`,
+		`<line class="tick" data-value="-5" x1="8.0" y1="0" x2="8.0" y2="6"/>`,
+		`<line class="tick" data-value="0" x1="28.7" y1="0" x2="28.7" y2="6"/>`,
+		`<line class="tick" data-value="25" x1="132.0" y1="0" x2="132.0" y2="6"/>`,
+		`<text x="1.0" y="16" text-anchor="start">-5%</text>`, `<text x="28.7" y="16" text-anchor="middle">0</text>`,
+		`<text x="139.0" y="16" text-anchor="end">+25%</text>`,
+		// msm_h's dot at +22.5% and its floor band of ±2%.
+		`<circle cx="121.7" cy="8" r="3.5" fill="#b91c1c"/>`, `<rect class="floor" x="20.4" y="2" width="16.5" height="12" fill="#e5e7eb"/>`,
+	} {
+		if !strings.Contains(main, want) {
+			t.Errorf("the sec/op table lacks %s", want)
+		}
+	}
+	// page-faults/op: its own scale, -1% to +100%; 0 too near the end to
+	// be labelled.
+	if got := zeros(other); !slices.Equal(got, []string{"9.2"}) || !strings.Contains(other, `aria-label="scale -1% to +100%"`) ||
+		strings.Contains(other, `text-anchor="middle">0<`) {
+		t.Errorf("the other units' table: 0 at %v; want 9.2 on a scale of -1%% to +100%%, 0 unlabelled", got)
+	}
+}
