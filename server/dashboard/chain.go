@@ -53,6 +53,9 @@ type ChangeData struct {
 	// stored.
 	GoodSubject string `json:"good_subject,omitempty"`
 	BadSubject  string `json:"bad_subject,omitempty"`
+	// Config is the config whose runs were compared, with its
+	// thresholds, and the runs of others left out.
+	Config RunsConfig `json:"config"`
 	// View is Report worded as the PR comment, in HTML; not in the JSON.
 	View *analysis.View `json:"-"`
 	// Text says the change in a few words; not in the JSON.
@@ -108,36 +111,41 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	data.GoodSubject, data.BadSubject = known[data.Good].Subject, known[data.Bad].Subject
 
 	// Each side's runs stand for its segment: they are labelled with the
-	// side's commit, as one side of a comparison is one revision.
-	var config string
-	side := func(shas []string, label string) ([]analysis.Run, error) {
-		runs, err := d.cfg.Store.Runs(r.Context(), store.RunQuery{Repo: repo, Commits: shas, Kind: store.KindBaseline, Machine: t.Machine})
-		if err != nil {
-			return nil, err
+	// side's commit, as one side of a comparison is one revision. Only
+	// the runs of one config are compared, the newest runs', with its
+	// thresholds.
+	runs, err := d.cfg.Store.Runs(r.Context(), store.RunQuery{Repo: repo, Commits: append(slices.Clone(data.Before), data.After...),
+		Kind: store.KindBaseline, Machine: t.Machine})
+	if err != nil {
+		return nil, err
+	}
+	runs, opts, rc, err := runsOfNewestConfig(runs)
+	if err != nil {
+		return nil, err
+	}
+	data.Config = rc
+	var base, head []analysis.Run
+	before := map[string]bool{}
+	for _, c := range data.Before {
+		before[c] = true
+	}
+	for i := range runs {
+		run := runs[i].Run()
+		if before[run.Revision] {
+			run.Revision = data.Good
+			base = append(base, run)
+		} else {
+			run.Revision = data.Bad
+			head = append(head, run)
 		}
-		out := make([]analysis.Run, len(runs))
-		for i := range runs {
-			out[i] = runs[i].Run()
-			out[i].Revision = label
-			config = runs[i].ConfigHash
-		}
-		return out, nil
 	}
-	base, err := side(data.Before, data.Good)
+	// Noise floors from the machine's baseline history of that config,
+	// as perfbot compare takes them.
+	hist, err := d.cfg.Store.History(r.Context(), store.HistoryQuery{Repo: repo, Machine: t.Machine, ConfigHash: rc.Hash, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
-	head, err := side(data.After, data.Bad)
-	if err != nil {
-		return nil, err
-	}
-	// Noise floors from the machine's baseline history, as perfbot
-	// compare takes them.
-	hist, err := d.cfg.Store.History(r.Context(), store.HistoryQuery{Repo: repo, Machine: t.Machine, ConfigHash: config, Limit: 100})
-	if err != nil {
-		return nil, err
-	}
-	data.Report = analysis.Compare(analysis.Input{BaseRev: data.Good, HeadRev: data.Bad, Base: base, Head: head, History: hist}, analysis.Options{})
+	data.Report = analysis.Compare(analysis.Input{BaseRev: data.Good, HeadRev: data.Bad, Base: base, Head: head, History: hist}, opts)
 	data.Report.Warnings = append(data.Report.Warnings, "base is the "+plural(len(data.Before), "commit")+" before the change point and head the "+
 		plural(len(data.After), "commit")+" from it on (their baseline runs on "+t.Machine+"), not two commits: a difference names the change, a bisection finds its commit")
 	data.Summary = analysis.Headline(data.Report)

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -362,9 +363,15 @@ func TestDashboard(t *testing.T) {
 		if len(cd.Bisect) != 1 || cd.Bisect[0] != want {
 			t.Errorf("bisect %+v; want [%+v]", cd.Bisect, want)
 		}
+		// Runs stored without a config are judged with analysis's
+		// defaults, and the page says so.
+		if c := cd.Config; c.Hash != "cfg" || c.Stored || c.Alpha != 0.05 || c.MinChangePct != 1 || c.LeftOut != 0 || cd.Report.Options.Alpha != 0.05 {
+			t.Errorf("config %+v, report's α %v; want cfg without thresholds, analysis's defaults", c, cd.Report.Options.Alpha)
+		}
 		code, page := do(t, d, "/change?"+cq)
 		for _, w := range []string{`<pre class="command bisect-command" data-benchmark="` + bench + `" data-phase="msm_h" data-unit="sec/op">` + want.Command + `</pre>`, `id="change-summary"`,
-			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`} {
+			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`,
+			`<p id="change-config" class="muted">Judged with α = 0.05 and a noise floor of at least 1% (analysis&#39;s defaults: config cfg, the newest runs&#39;, was stored without its thresholds).</p>`} {
 			if code != 200 || !strings.Contains(page, w) {
 				t.Errorf("change page (%d) lacks %s", code, w)
 			}
@@ -996,5 +1003,67 @@ func TestIntervalBarsShareOneScale(t *testing.T) {
 	if got := zeros(other); !slices.Equal(got, []string{"9.2"}) || !strings.Contains(other, `aria-label="scale -1% to +100%"`) ||
 		strings.Contains(other, `text-anchor="middle">0<`) {
 		t.Errorf("the other units' table: 0 at %v; want 9.2 on a scale of -1%% to +100%%, 0 unlabelled", got)
+	}
+}
+
+// TestChangePageJudgesWithTheRunsConfig stores newer baseline runs of
+// the change point's segments under another config, whose thresholds
+// (α 0.001, a 30% floor) make msm_h's +25% too small to count: the change
+// page compares those runs only, with those thresholds, says so and
+// counts the runs of the older config it left out; a comparison of two
+// commits made from their runs does the same.
+func TestChangePageJudgesWithTheRunsConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	const config = `{"count":6,"max_count":60,"thresholds":{"alpha":0.001,"min_change_pct":30,"min_history":10,"spending":"obrien-fleming","headline":"total","fail_on":"headline"},"primary_units":["sec/op"],"order":"random"}`
+	for i := stepAt - segmentCommits; i < stepAt+segmentCommits; i++ {
+		for j := range runsPer {
+			if _, err := db.SaveRun(ctx, &store.RunRecord{Repo: testRepo, Commit: store.Commit{SHA: sha(i)}, Kind: store.KindBaseline, Machine: "gpu-1",
+				ConfigHash: "cfg2", Config: config, Status: analysis.StatusOK, StartedAt: t0.Add(38*24*time.Hour + time.Duration(i*runsPer+j)*time.Minute),
+				Samples: samples(i, j, 1.25)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cq := query("repo", testRepo, "benchmark", bench, "phase", "total", "unit", "sec/op", "since", "all", "at", sha(stepAt))
+	cd := getJSON[ChangeData](t, d, "/api/change?"+cq)
+	want := RunsConfig{Hash: "cfg2", Stored: true, Alpha: 0.001, MinChangePct: 30, LeftOut: 2 * segmentCommits * runsPer, Others: []string{"cfg"}}
+	if !reflect.DeepEqual(cd.Config, want) {
+		t.Errorf("config %+v; want %+v", cd.Config, want)
+	}
+	rep := cd.Report
+	if rep.Options.Alpha != 0.001 || rep.Options.MinChangePct != 30 || rep.Runs.Base.Total != segmentCommits*runsPer || rep.Runs.Head.Total != segmentCommits*runsPer {
+		t.Errorf("compared with α %v, floor %v%%, %d and %d runs; want α 0.001, 30%%, %d runs a side (cfg2's only)",
+			rep.Options.Alpha, rep.Options.MinChangePct, rep.Runs.Base.Total, rep.Runs.Head.Total, segmentCommits*runsPer)
+	}
+	for _, row := range rep.Phases {
+		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != analysis.VerdictNoChange || row.Floor.Pct != 30 || math.Abs(row.ShiftPct-25) > 1) {
+			t.Errorf("msm_h: %s, %+.1f%%, floor %v%%; want no change: +25%% is within the config's 30%% floor", row.Verdict, row.ShiftPct, row.Floor.Pct)
+		}
+	}
+	if rep.Verdict != analysis.VerdictNoChange {
+		t.Errorf("verdict %s; want no-change under the config's 30%% floor", rep.Verdict)
+	}
+	_, page := do(t, d, "/change?"+cq)
+	for _, w := range []string{
+		`<p id="change-config" class="muted">Judged with α = 0.001 and a noise floor of at least 30% (the thresholds of config cfg2, the newest runs&#39;); ` +
+			`120 runs of 1 other config (cfg) left out: runs of two configs are not one series.</p>`,
+		`<p id="summary" class="summary verdict-no-change">`, `at α = 0.001`, `(at least 30.0%)`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("change page lacks %s", w)
+		}
+	}
+
+	// Two commits compared from their runs: each side's newest config.
+	cmp := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(stepAt-1), "head", sha(stepAt)))
+	if r := cmp.Report; cmp.Source != "runs" || r.Options.Alpha != 0.001 || r.Options.MinChangePct != 30 || r.Runs.Base.Total != runsPer || r.Runs.Head.Total != runsPer ||
+		!slices.Contains(r.Warnings, "compared now from the stored runs, judged with α = 0.001 and a noise floor of at least 30% (the thresholds of config cfg2, the newest runs'); "+
+			"6 runs of 1 other config (cfg) left out: runs of two configs are not one series") ||
+		!slices.Contains(r.Warnings, "of base's runs, 6 runs of 1 other config (cfg) left out: only those of its newest run's config are compared") {
+		t.Errorf("compare from runs: α %v, floor %v%%, %d and %d runs, warnings %q; want cfg2's thresholds and %d runs a side",
+			r.Options.Alpha, r.Options.MinChangePct, r.Runs.Base.Total, r.Runs.Head.Total, r.Warnings, runsPer)
 	}
 }

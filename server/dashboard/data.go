@@ -1046,31 +1046,32 @@ func pullURL(repo string, pr int) string {
 }
 
 // compareRuns compares the stored runs of head against those of base, as
-// perfbot compare would, with the baseline history of the head's machine
-// and configuration for noise floors.
+// perfbot compare would: each side's runs of its newest run's config,
+// judged with the thresholds of the head's, with the baseline history of
+// the head's machine and config for noise floors.
 func (d *Dashboard) compareRuns(r *http.Request, repo, base, head string) (*analysis.Report, error) {
 	ctx := r.Context()
-	side := func(sha string) ([]store.RunRecord, error) {
+	side := func(sha string) ([]store.RunRecord, analysis.Options, RunsConfig, error) {
 		runs, err := d.cfg.Store.Runs(ctx, store.RunQuery{Repo: repo, Commits: []string{sha}})
 		if err != nil {
-			return nil, err
+			return nil, analysis.Options{}, RunsConfig{}, err
 		}
 		if len(runs) == 0 {
-			return nil, notFound("no stored runs of commit %s in %s and no stored comparison: pick commits with runs "+
+			return nil, analysis.Options{}, RunsConfig{}, notFound("no stored runs of commit %s in %s and no stored comparison: pick commits with runs "+
 				"(a trend page links each commit to its comparison with the one before), or measure it with perfbot run", sha, repo)
 		}
-		return runs, nil
+		return runsOfNewestConfig(runs)
 	}
-	baseRuns, err := side(base)
+	baseRuns, _, baseConfig, err := side(base)
 	if err != nil {
 		return nil, err
 	}
-	headRuns, err := side(head)
+	headRuns, opts, headConfig, err := side(head)
 	if err != nil {
 		return nil, err
 	}
 	last := headRuns[len(headRuns)-1]
-	hist, err := d.cfg.Store.History(ctx, store.HistoryQuery{Repo: repo, Machine: last.Machine, ConfigHash: last.ConfigHash, Limit: 100})
+	hist, err := d.cfg.Store.History(ctx, store.HistoryQuery{Repo: repo, Machine: last.Machine, ConfigHash: headConfig.Hash, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
@@ -1081,7 +1082,15 @@ func (d *Dashboard) compareRuns(r *http.Request, repo, base, head string) (*anal
 	for i := range headRuns {
 		in.Head = append(in.Head, headRuns[i].Run())
 	}
-	rep := analysis.Compare(in, analysis.Options{})
+	rep := analysis.Compare(in, opts)
+	rep.Warnings = append(rep.Warnings, "compared now from the stored runs, judged with "+headConfig.Text())
+	if baseConfig.LeftOut > 0 && base != head {
+		rep.Warnings = append(rep.Warnings, "of base's runs, "+baseConfig.leftOut()+": only those of its newest run's config are compared")
+	}
+	if baseConfig.Hash != headConfig.Hash {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base's runs are of config %s and head's of %s: differences may be the configs'",
+			short12(baseConfig.Hash), short12(headConfig.Hash)))
+	}
 	if machines := runMachines(baseRuns, headRuns); len(machines) > 1 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the runs come from %d machines (%s): differences may be the machines'",
 			len(machines), strings.Join(machines, ", ")))
