@@ -3,6 +3,7 @@ package dashboard
 import (
 	"cmp"
 	"errors"
+	"html"
 	"html/template"
 	"net/http"
 	"slices"
@@ -56,10 +57,57 @@ type ChangeData struct {
 	// Config is the config whose runs were compared, with its
 	// thresholds, and the runs of others left out.
 	Config RunsConfig `json:"config"`
+	// Size is the change's one size, which the page quotes wherever it
+	// gives one.
+	Size ChangeSize `json:"size"`
 	// View is Report worded as the PR comment, in HTML; not in the JSON.
 	View *analysis.View `json:"-"`
-	// Text says the change in a few words; not in the JSON.
-	Text string `json:"-"`
+}
+
+// A ChangeSize is how large a change point's change is: the series' row
+// of the segments' comparison (its Hodges–Lehmann shift, the estimate its
+// verdict weighed, with the interval the verdict was decided on, as the
+// row's Δ cell prints them), or, where the segments' runs give none (too
+// few, a base of 0), the trend's change of medians.
+type ChangeSize struct {
+	// Source is "segments" (Report's row) or "trend" (Change's medians).
+	Source string `json:"source"`
+	// Pct is the change in percent; LoPct and HiPct its interval,
+	// absent without one.
+	Pct   float64  `json:"pct"`
+	LoPct *float64 `json:"lo_pct,omitempty"`
+	HiPct *float64 `json:"hi_pct,omitempty"`
+	// Verdict is the row's verdict, or the trend's direction.
+	Verdict string `json:"verdict"`
+	// Delta ("+20.0% [+19.4, +20.6]"), Values ("1.352s → 1.432s") and
+	// VerdictText are the row's cells as the table shows them; not in
+	// the JSON.
+	Delta, Values, VerdictText template.HTML `json:"-"`
+}
+
+// changeSize is key's change as the segments' comparison has it, or the
+// trend's change point's where the comparison has no estimate of it.
+func changeSize(rep *analysis.Report, v *analysis.View, key analysis.Key, ch analysis.TrendChange) ChangeSize {
+	i := slices.IndexFunc(rep.Phases, func(r analysis.Row) bool { return r.Key == key })
+	if i >= 0 && finite(rep.Phases[i].Change()) {
+		row := rep.Phases[i]
+		for _, t := range slices.Concat(v.Tables, v.Others) {
+			j := slices.IndexFunc(t.Rows, func(r analysis.ViewRow) bool { return r.Key == key })
+			if j < 0 {
+				continue
+			}
+			vr := t.Rows[j]
+			s := ChangeSize{Source: "segments", Pct: row.Change(), Verdict: string(row.Verdict),
+				Delta: template.HTML(vr.Delta), Values: template.HTML(vr.Base + " → " + vr.Head), VerdictText: template.HTML(vr.VerdictText)}
+			if lo, hi := vr.Lo, vr.Hi; finite(lo) && finite(hi) {
+				s.LoPct, s.HiPct = &lo, &hi
+			}
+			return s
+		}
+	}
+	return ChangeSize{Source: "trend", Pct: ch.ChangePct, Verdict: ch.Direction,
+		Delta: template.HTML(html.EscapeString(pct(ch.ChangePct))), Values: template.HTML(html.EscapeString(scaledPair(ch.Before, ch.After, key.Unit))),
+		VerdictText: template.HTML(html.EscapeString(ch.Direction))}
 }
 
 func (d *Dashboard) change(r *http.Request) (any, error) {
@@ -95,8 +143,7 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	}
 	lo, hi = max(lo, ch.Index-segmentCommits), min(hi, ch.Index+segmentCommits)
 	data := &ChangeData{Repo: repo, Key: key, Machine: t.Machine, Since: sinceText, Change: ch,
-		Good: t.Commits[ch.Index-1].Commit, Bad: ch.Commit, TrendURL: trendURL(repo, key, sinceText),
-		Text: pct(ch.ChangePct) + " " + ch.Direction}
+		Good: t.Commits[ch.Index-1].Commit, Bad: ch.Commit, TrendURL: trendURL(repo, key, sinceText)}
 	for _, c := range t.Commits[lo:ch.Index] {
 		data.Before = append(data.Before, c.Commit)
 	}
@@ -150,6 +197,9 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 		plural(len(data.After), "commit")+" from it on (their baseline runs on "+t.Machine+"), not two commits: a difference names the change, a bisection finds its commit")
 	data.Summary = analysis.Headline(data.Report)
 	data.View = analysis.NewView(data.Report, htmlFormatter)
+	// One size of the change on the page, the table's: the trend's change
+	// of medians (Change) differs from it, and is the JSON's only.
+	data.Size = changeSize(data.Report, data.View, key, ch)
 	// Bisect the series' own phase; for total, the phases that moved with
 	// it (or total itself when none did).
 	if key.Phase != totalPhase && key.Phase != "" {

@@ -363,6 +363,14 @@ func TestDashboard(t *testing.T) {
 		if len(cd.Bisect) != 1 || cd.Bisect[0] != want {
 			t.Errorf("bisect %+v; want [%+v]", cd.Bisect, want)
 		}
+		// One size of the change: total's row, with its interval.
+		i := slices.IndexFunc(cd.Report.Phases, func(r analysis.Row) bool {
+			return r.Key == analysis.Key{Benchmark: bench, Phase: "total", Unit: "sec/op"}
+		})
+		if row := cd.Report.Phases[i]; cd.Size.Source != "segments" || cd.Size.Pct != row.ShiftPct || cd.Size.LoPct == nil || *cd.Size.LoPct != row.DeltaLoPct ||
+			*cd.Size.HiPct != row.DeltaHiPct || cd.Size.Verdict != "regression" {
+			t.Errorf("size %+v; want total's row: %+.3f%% [%+.3f, %+.3f], regression", cd.Size, row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct)
+		}
 		// Runs stored without a config are judged with analysis's
 		// defaults, and the page says so.
 		if c := cd.Config; c.Hash != "cfg" || c.Stored || c.Alpha != 0.05 || c.MinChangePct != 1 || c.LeftOut != 0 || cd.Report.Options.Alpha != 0.05 {
@@ -371,6 +379,7 @@ func TestDashboard(t *testing.T) {
 		code, page := do(t, d, "/change?"+cq)
 		for _, w := range []string{`<pre class="command bisect-command" data-benchmark="` + bench + `" data-phase="msm_h" data-unit="sec/op">` + want.Command + `</pre>`, `id="change-summary"`,
 			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`,
+			`<h1>+7.4% [+7.2, +7.5] regression at ` + short(sha(stepAt)) + `: `, `on, 1.350s → 1.450s: +7.4% [+7.2, +7.5], regression (the segments`,
 			`<p id="change-config" class="muted">Judged with α = 0.05 and a noise floor of at least 1% (analysis&#39;s defaults: config cfg, the newest runs&#39;, was stored without its thresholds).</p>`} {
 			if code != 200 || !strings.Contains(page, w) {
 				t.Errorf("change page (%d) lacks %s", code, w)
@@ -1065,5 +1074,50 @@ func TestChangePageJudgesWithTheRunsConfig(t *testing.T) {
 		!slices.Contains(r.Warnings, "of base's runs, 6 runs of 1 other config (cfg) left out: only those of its newest run's config are compared") {
 		t.Errorf("compare from runs: α %v, floor %v%%, %d and %d runs, warnings %q; want cfg2's thresholds and %d runs a side",
 			r.Options.Alpha, r.Options.MinChangePct, r.Runs.Base.Total, r.Runs.Head.Total, r.Warnings, runsPer)
+	}
+}
+
+// TestChangePageGivesOneSize renders a change page whose trend's medians
+// moved +10.5% while the segments' comparison estimates +10.3% [+9.8,
+// +10.9] (the report a user saw both on): the heading, the summary and
+// the table say +10.3% with its interval, and +10.5% is nowhere.
+func TestChangePageGivesOneSize(t *testing.T) {
+	t.Parallel()
+	d := New(Config{Store: nil})
+	key := analysis.Key{Benchmark: bench, Phase: "total", Unit: "sec/op"}
+	rep := &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(1), Head: sha(2), Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{{Key: key, Primary: true, Headline: true, Verdict: analysis.VerdictRegression,
+			Base: analysis.Summary{Median: 1, N: 60}, Head: analysis.Summary{Median: 1.105, N: 60}, ShiftPct: 10.3, BaseValue: 1, HeadValue: 1.103,
+			Shift: 0.103, ShiftLo: 0.098, ShiftHi: 0.109, DeltaLoPct: 9.8, DeltaHiPct: 10.9, PValue: 0.001, Floor: analysis.Floor{Pct: 1}}},
+		Warnings: []string{}}
+	ch := analysis.TrendChange{Index: 5, Commit: sha(2), PValue: 0.002, Before: 1, After: 1.105, ChangePct: 10.5, Direction: "regression"}
+	data := &ChangeData{Repo: testRepo, Key: key, Machine: "gpu-1", Since: "all", Change: ch, Good: sha(1), Bad: sha(2),
+		Report: rep, View: analysis.NewView(rep, htmlFormatter), Bisect: []BisectHint{}}
+	data.Size = changeSize(rep, data.View, key, ch)
+	var b bytes.Buffer
+	if err := d.pages["change"].Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<h1>+10.3% [+9.8, +10.9] regression at ` + short(sha(2)) + `: `,
+		`on, 1.000s → 1.103s: +10.3% [+9.8, +10.9], regression (the segments' comparison below; the trend's change point there has p=0.002);`,
+		`<td class="num"><b>+10.3% [+9.8, +10.9]</b></td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("change page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "10.5") || strings.Contains(page, "1.105") {
+		t.Errorf("change page gives the trend's +10.5%% (1 → 1.105) beside the estimate:\n%s", page)
+	}
+	if data.Size.Pct != 10.3 || *data.Size.LoPct != 9.8 || *data.Size.HiPct != 10.9 {
+		t.Errorf("size %+v; want +10.3%% [+9.8, +10.9]", data.Size)
+	}
+	// Where the segments' comparison has no row of the series, the
+	// trend's change of medians is the one size.
+	if s := changeSize(&analysis.Report{Verdict: analysis.VerdictError}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, ch); s.Source != "trend" ||
+		s.Pct != 10.5 || s.LoPct != nil || s.Delta != "+10.5%" || s.Values != "1 → 1.105 sec/op" {
+		t.Errorf("size without a row: %+v; want the trend's +10.5%%", s)
 	}
 }

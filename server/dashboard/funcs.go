@@ -38,13 +38,8 @@ var funcs = template.FuncMap{
 	"commitPage":   commitPageURL,
 	"sparkline":    sparkline,
 	"sparkCommits": func() int { return sparkCommits },
-	// scaledPair formats two values of a unit in one scale: "1.20s → 1.50s".
-	"scaledPair": func(a, b float64, unit string) string {
-		t := &analysis.Trend{Key: analysis.Key{Unit: unit}, Commits: []analysis.TrendCommit{{Median: a}, {Median: b}}}
-		f, label := t.AxisScale()
-		return number(a/f) + " → " + number(b/f) + " " + label
-	},
-	"seriesName": seriesName,
+	"scaledPair":   scaledPair,
+	"seriesName":   seriesName,
 	// args are a side's variant arguments as a shell would take them,
 	// or "none".
 	"args": func(a []string) string {
@@ -78,6 +73,13 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.2f", p.SharePct)
 	},
+}
+
+// scaledPair formats two values of a unit in one scale: "1.20s → 1.50s".
+func scaledPair(a, b float64, unit string) string {
+	t := &analysis.Trend{Key: analysis.Key{Unit: unit}, Commits: []analysis.TrendCommit{{Median: a}, {Median: b}}}
+	f, label := t.AxisScale()
+	return number(a/f) + " → " + number(b/f) + " " + label
 }
 
 var tagRE = regexp.MustCompile(`<[^>]*>`)
