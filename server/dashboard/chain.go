@@ -72,9 +72,9 @@ type ChangeData struct {
 type ChangeSize struct {
 	// Source is "segments" (Report's row) or "trend" (Change's medians).
 	Source string `json:"source"`
-	// Pct is the change in percent; LoPct and HiPct its interval,
-	// absent without one.
-	Pct   float64  `json:"pct"`
+	// Pct is the change in percent (null for a trend's change from a
+	// median of 0); LoPct and HiPct its interval, absent without one.
+	Pct   *float64 `json:"pct"`
 	LoPct *float64 `json:"lo_pct,omitempty"`
 	HiPct *float64 `json:"hi_pct,omitempty"`
 	// Verdict is the row's verdict, or the trend's direction.
@@ -97,7 +97,8 @@ func changeSize(rep *analysis.Report, v *analysis.View, key analysis.Key, ch ana
 				continue
 			}
 			vr := t.Rows[j]
-			s := ChangeSize{Source: "segments", Pct: row.Change(), Verdict: string(row.Verdict),
+			p := row.Change()
+			s := ChangeSize{Source: "segments", Pct: &p, Verdict: string(row.Verdict),
 				Delta: template.HTML(vr.Delta), Values: template.HTML(vr.Base + " → " + vr.Head), VerdictText: template.HTML(vr.VerdictText)}
 			if lo, hi := vr.Lo, vr.Hi; finite(lo) && finite(hi) {
 				s.LoPct, s.HiPct = &lo, &hi
@@ -105,9 +106,13 @@ func changeSize(rep *analysis.Report, v *analysis.View, key analysis.Key, ch ana
 			return s
 		}
 	}
-	return ChangeSize{Source: "trend", Pct: ch.ChangePct, Verdict: ch.Direction,
+	s := ChangeSize{Source: "trend", Verdict: ch.Direction,
 		Delta: template.HTML(html.EscapeString(pct(ch.ChangePct))), Values: template.HTML(html.EscapeString(scaledPair(ch.Before, ch.After, key.Unit))),
 		VerdictText: template.HTML(html.EscapeString(ch.Direction))}
+	if p := ch.ChangePct; finite(p) {
+		s.Pct = &p
+	}
+	return s
 }
 
 func (d *Dashboard) change(r *http.Request) (any, error) {

@@ -367,7 +367,7 @@ func TestDashboard(t *testing.T) {
 		i := slices.IndexFunc(cd.Report.Phases, func(r analysis.Row) bool {
 			return r.Key == analysis.Key{Benchmark: bench, Phase: "total", Unit: "sec/op"}
 		})
-		if row := cd.Report.Phases[i]; cd.Size.Source != "segments" || cd.Size.Pct != row.ShiftPct || cd.Size.LoPct == nil || *cd.Size.LoPct != row.DeltaLoPct ||
+		if row := cd.Report.Phases[i]; cd.Size.Source != "segments" || cd.Size.Pct == nil || *cd.Size.Pct != row.ShiftPct || cd.Size.LoPct == nil || *cd.Size.LoPct != row.DeltaLoPct ||
 			*cd.Size.HiPct != row.DeltaHiPct || cd.Size.Verdict != "regression" {
 			t.Errorf("size %+v; want total's row: %+.3f%% [%+.3f, %+.3f], regression", cd.Size, row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct)
 		}
@@ -1111,13 +1111,22 @@ func TestChangePageGivesOneSize(t *testing.T) {
 	if strings.Contains(page, "10.5") || strings.Contains(page, "1.105") {
 		t.Errorf("change page gives the trend's +10.5%% (1 → 1.105) beside the estimate:\n%s", page)
 	}
-	if data.Size.Pct != 10.3 || *data.Size.LoPct != 9.8 || *data.Size.HiPct != 10.9 {
+	if *data.Size.Pct != 10.3 || *data.Size.LoPct != 9.8 || *data.Size.HiPct != 10.9 {
 		t.Errorf("size %+v; want +10.3%% [+9.8, +10.9]", data.Size)
 	}
 	// Where the segments' comparison has no row of the series, the
 	// trend's change of medians is the one size.
 	if s := changeSize(&analysis.Report{Verdict: analysis.VerdictError}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, ch); s.Source != "trend" ||
-		s.Pct != 10.5 || s.LoPct != nil || s.Delta != "+10.5%" || s.Values != "1 → 1.105 sec/op" {
+		*s.Pct != 10.5 || s.LoPct != nil || s.Delta != "+10.5%" || s.Values != "1 → 1.105 sec/op" {
 		t.Errorf("size without a row: %+v; want the trend's +10.5%%", s)
+	}
+	// A trend's change from a median of 0 has no percentage: null in the
+	// JSON, which still encodes.
+	zero := ch
+	zero.Before, zero.ChangePct = 0, math.Inf(1)
+	if s := changeSize(&analysis.Report{}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, zero); s.Pct != nil {
+		t.Errorf("size of a change from 0: %v; want none", *s.Pct)
+	} else if b, err := json.Marshal(s); err != nil || !strings.Contains(string(b), `"pct":null`) {
+		t.Errorf("size of a change from 0 as JSON: %s %v", b, err)
 	}
 }
