@@ -3,6 +3,7 @@ package dashboard
 import (
 	"cmp"
 	"errors"
+	"html"
 	"html/template"
 	"net/http"
 	"slices"
@@ -53,10 +54,65 @@ type ChangeData struct {
 	// stored.
 	GoodSubject string `json:"good_subject,omitempty"`
 	BadSubject  string `json:"bad_subject,omitempty"`
+	// Config is the config whose runs were compared, with its
+	// thresholds, and the runs of others left out.
+	Config RunsConfig `json:"config"`
+	// Size is the change's one size, which the page quotes wherever it
+	// gives one.
+	Size ChangeSize `json:"size"`
 	// View is Report worded as the PR comment, in HTML; not in the JSON.
 	View *analysis.View `json:"-"`
-	// Text says the change in a few words; not in the JSON.
-	Text string `json:"-"`
+}
+
+// A ChangeSize is how large a change point's change is: the series' row
+// of the segments' comparison (its Hodges–Lehmann shift, the estimate its
+// verdict weighed, with the interval the verdict was decided on, as the
+// row's Δ cell prints them), or, where the segments' runs give none (too
+// few, a base of 0), the trend's change of medians.
+type ChangeSize struct {
+	// Source is "segments" (Report's row) or "trend" (Change's medians).
+	Source string `json:"source"`
+	// Pct is the change in percent (null for a trend's change from a
+	// median of 0); LoPct and HiPct its interval, absent without one.
+	Pct   *float64 `json:"pct"`
+	LoPct *float64 `json:"lo_pct,omitempty"`
+	HiPct *float64 `json:"hi_pct,omitempty"`
+	// Verdict is the row's verdict, or the trend's direction.
+	Verdict string `json:"verdict"`
+	// Delta ("+20.0% [+19.4, +20.6]"), Values ("1.352s → 1.432s") and
+	// VerdictText are the row's cells as the table shows them; not in
+	// the JSON.
+	Delta, Values, VerdictText template.HTML `json:"-"`
+}
+
+// changeSize is key's change as the segments' comparison has it, or the
+// trend's change point's where the comparison has no estimate of it.
+func changeSize(rep *analysis.Report, v *analysis.View, key analysis.Key, ch analysis.TrendChange) ChangeSize {
+	i := slices.IndexFunc(rep.Phases, func(r analysis.Row) bool { return r.Key == key })
+	if i >= 0 && finite(rep.Phases[i].Change()) {
+		row := rep.Phases[i]
+		for _, t := range slices.Concat(v.Tables, v.Others) {
+			j := slices.IndexFunc(t.Rows, func(r analysis.ViewRow) bool { return r.Key == key })
+			if j < 0 {
+				continue
+			}
+			vr := t.Rows[j]
+			p := row.Change()
+			s := ChangeSize{Source: "segments", Pct: &p, Verdict: string(row.Verdict),
+				Delta: template.HTML(vr.Delta), Values: template.HTML(vr.Base + " → " + vr.Head), VerdictText: template.HTML(vr.VerdictText)}
+			if lo, hi := vr.Lo, vr.Hi; finite(lo) && finite(hi) {
+				s.LoPct, s.HiPct = &lo, &hi
+			}
+			return s
+		}
+	}
+	s := ChangeSize{Source: "trend", Verdict: ch.Direction,
+		Delta: template.HTML(html.EscapeString(pct(ch.ChangePct))), Values: template.HTML(html.EscapeString(scaledPair(ch.Before, ch.After, key.Unit))),
+		VerdictText: template.HTML(html.EscapeString(ch.Direction))}
+	if p := ch.ChangePct; finite(p) {
+		s.Pct = &p
+	}
+	return s
 }
 
 func (d *Dashboard) change(r *http.Request) (any, error) {
@@ -92,8 +148,7 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	}
 	lo, hi = max(lo, ch.Index-segmentCommits), min(hi, ch.Index+segmentCommits)
 	data := &ChangeData{Repo: repo, Key: key, Machine: t.Machine, Since: sinceText, Change: ch,
-		Good: t.Commits[ch.Index-1].Commit, Bad: ch.Commit, TrendURL: trendURL(repo, key, sinceText),
-		Text: pct(ch.ChangePct) + " " + ch.Direction}
+		Good: t.Commits[ch.Index-1].Commit, Bad: ch.Commit, TrendURL: trendURL(repo, key, sinceText)}
 	for _, c := range t.Commits[lo:ch.Index] {
 		data.Before = append(data.Before, c.Commit)
 	}
@@ -108,48 +163,56 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	data.GoodSubject, data.BadSubject = known[data.Good].Subject, known[data.Bad].Subject
 
 	// Each side's runs stand for its segment: they are labelled with the
-	// side's commit, as one side of a comparison is one revision.
-	var config string
-	side := func(shas []string, label string) ([]analysis.Run, error) {
-		runs, err := d.cfg.Store.Runs(r.Context(), store.RunQuery{Repo: repo, Commits: shas, Kind: store.KindBaseline, Machine: t.Machine})
-		if err != nil {
-			return nil, err
+	// side's commit, as one side of a comparison is one revision. Only
+	// the runs of one config are compared, the newest runs', with its
+	// thresholds.
+	runs, err := d.cfg.Store.Runs(r.Context(), store.RunQuery{Repo: repo, Commits: append(slices.Clone(data.Before), data.After...),
+		Kind: store.KindBaseline, Machine: t.Machine})
+	if err != nil {
+		return nil, err
+	}
+	runs, opts, rc, err := runsOfNewestConfig(runs)
+	if err != nil {
+		return nil, err
+	}
+	data.Config = rc
+	var base, head []analysis.Run
+	before := map[string]bool{}
+	for _, c := range data.Before {
+		before[c] = true
+	}
+	for i := range runs {
+		run := runs[i].Run()
+		if before[run.Revision] {
+			run.Revision = data.Good
+			base = append(base, run)
+		} else {
+			run.Revision = data.Bad
+			head = append(head, run)
 		}
-		out := make([]analysis.Run, len(runs))
-		for i := range runs {
-			out[i] = runs[i].Run()
-			out[i].Revision = label
-			config = runs[i].ConfigHash
-		}
-		return out, nil
 	}
-	base, err := side(data.Before, data.Good)
+	// Noise floors from the machine's baseline history of that config,
+	// as perfbot compare takes them.
+	hist, err := d.cfg.Store.History(r.Context(), store.HistoryQuery{Repo: repo, Machine: t.Machine, ConfigHash: rc.Hash, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
-	head, err := side(data.After, data.Bad)
-	if err != nil {
-		return nil, err
-	}
-	// Noise floors from the machine's baseline history, as perfbot
-	// compare takes them.
-	hist, err := d.cfg.Store.History(r.Context(), store.HistoryQuery{Repo: repo, Machine: t.Machine, ConfigHash: config, Limit: 100})
-	if err != nil {
-		return nil, err
-	}
-	data.Report = analysis.Compare(analysis.Input{BaseRev: data.Good, HeadRev: data.Bad, Base: base, Head: head, History: hist}, analysis.Options{})
+	data.Report = analysis.Compare(analysis.Input{BaseRev: data.Good, HeadRev: data.Bad, Base: base, Head: head, History: hist}, opts)
 	data.Report.Warnings = append(data.Report.Warnings, "base is the "+plural(len(data.Before), "commit")+" before the change point and head the "+
 		plural(len(data.After), "commit")+" from it on (their baseline runs on "+t.Machine+"), not two commits: a difference names the change, a bisection finds its commit")
 	data.Summary = analysis.Headline(data.Report)
 	data.View = analysis.NewView(data.Report, htmlFormatter)
+	// One size of the change on the page, the table's: the trend's change
+	// of medians (Change) differs from it, and is the JSON's only.
+	data.Size = changeSize(data.Report, data.View, key, ch)
 	// Bisect the series' own phase; for total, the phases that moved with
 	// it (or total itself when none did).
 	if key.Phase != totalPhase && key.Phase != "" {
-		data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key.Phase)}
+		data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key, data.Report.ConfigPath)}
 	} else {
 		data.Bisect = bisectHints(repo, data.Good, data.Bad, data.Report)
 		if len(data.Bisect) == 0 {
-			data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key.Phase)}
+			data.Bisect = []BisectHint{bisectHint(repo, data.Good, data.Bad, key, data.Report.ConfigPath)}
 		}
 	}
 	return data, nil
@@ -172,8 +235,11 @@ type CommitData struct {
 	// Series are the trends of the headline series the commit's baseline
 	// runs measured.
 	Series []CommitSeries `json:"series"`
-	// ParentCompareURL compares the commit with its first parent.
-	ParentCompareURL string `json:"parent_compare_url,omitempty"`
+	// ParentCompareURL compares the commit with its first parent: the
+	// newest stored comparison of the two by its id
+	// (ParentComparisonID), or else a comparison of their runs.
+	ParentCompareURL   string `json:"parent_compare_url,omitempty"`
+	ParentComparisonID int64  `json:"parent_comparison_id,omitempty"`
 	// Links for the template; not in the JSON.
 	ParentLinks []template.URL `json:"-"`
 }
@@ -244,7 +310,16 @@ func (d *Dashboard) commit(r *http.Request) (any, error) {
 		data.ParentLinks = append(data.ParentLinks, template.URL(commitPageURL(repo, p)))
 	}
 	if len(data.Parents) > 0 {
+		// The link names the comparison it means: the pair's newest as
+		// this page sees it, not whichever is newest when it is followed.
+		pair, err := d.cfg.Store.PairComparisons(ctx, repo, data.Parents[0], sha)
+		if err != nil {
+			return nil, err
+		}
 		data.ParentCompareURL = compareURL(repo, data.Parents[0], sha)
+		if len(pair) > 0 {
+			data.ParentComparisonID, data.ParentCompareURL = pair[0].ID, comparisonURL(pair[0].ID)
+		}
 	}
 	counts := map[RunCount]int{}
 	seen := map[analysis.Key]bool{}
@@ -267,8 +342,8 @@ func (d *Dashboard) commit(r *http.Request) (any, error) {
 	slices.SortFunc(data.Runs, func(a, b RunCount) int {
 		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Machine, b.Machine), strings.Compare(a.Status, b.Status))
 	})
-	for _, c := range comps {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	if data.Comparisons, err = d.indexComparisons(ctx, comps); err != nil {
+		return nil, err
 	}
 	return data, nil
 }

@@ -216,7 +216,7 @@ func followTheLinkChain(t *testing.T, bin string, db *store.DB, withQueue bool) 
 		t.Fatal(err)
 	}
 	run("click the change point", chromedp.MouseClickXY(xy[0], xy[1]), chromedp.WaitVisible(chromedp.CSS(`pre.bisect-command`)))
-	wantCmd := "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --phase msm_h"
+	wantCmd := "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --benchmark " + bench + " --phase msm_h"
 	if got := text(`pre.bisect-command`); got != wantCmd {
 		t.Errorf("bisect command %q; want %q", got, wantCmd)
 	}

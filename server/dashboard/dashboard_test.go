@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -356,14 +357,30 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("segments compared: %s, %v; want msm_h's regression", cd.Report.Verdict, verdicts)
 		}
 		// total's change point bisects the phase that moved with it.
-		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --phase msm_h",
+		want := BisectHint{Benchmark: bench, Phase: "msm_h", Unit: "sec/op",
+			Command: "perfbot bisect --good " + sha(stepAt - 1)[:12] + " --bad " + sha(stepAt)[:12] + " --benchmark " + bench + " --phase msm_h",
 			Comment: "/perfbot bisect " + sha(stepAt - 1)[:12] + " " + sha(stepAt)[:12] + " phase=msm_h"}
 		if len(cd.Bisect) != 1 || cd.Bisect[0] != want {
 			t.Errorf("bisect %+v; want [%+v]", cd.Bisect, want)
 		}
+		// One size of the change: total's row, with its interval.
+		i := slices.IndexFunc(cd.Report.Phases, func(r analysis.Row) bool {
+			return r.Key == analysis.Key{Benchmark: bench, Phase: "total", Unit: "sec/op"}
+		})
+		if row := cd.Report.Phases[i]; cd.Size.Source != "segments" || cd.Size.Pct == nil || *cd.Size.Pct != row.ShiftPct || cd.Size.LoPct == nil || *cd.Size.LoPct != row.DeltaLoPct ||
+			*cd.Size.HiPct != row.DeltaHiPct || cd.Size.Verdict != "regression" {
+			t.Errorf("size %+v; want total's row: %+.3f%% [%+.3f, %+.3f], regression", cd.Size, row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct)
+		}
+		// Runs stored without a config are judged with analysis's
+		// defaults, and the page says so.
+		if c := cd.Config; c.Hash != "cfg" || c.Stored || c.Alpha != 0.05 || c.MinChangePct != 1 || c.LeftOut != 0 || cd.Report.Options.Alpha != 0.05 {
+			t.Errorf("config %+v, report's α %v; want cfg without thresholds, analysis's defaults", c, cd.Report.Options.Alpha)
+		}
 		code, page := do(t, d, "/change?"+cq)
-		for _, w := range []string{`<pre class="command bisect-command" data-phase="msm_h">` + want.Command + `</pre>`, `id="change-summary"`,
-			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`} {
+		for _, w := range []string{`<pre class="command bisect-command" data-benchmark="` + bench + `" data-phase="msm_h" data-unit="sec/op">` + want.Command + `</pre>`, `id="change-summary"`,
+			`commit 15`, `<h2 id="attribution">`, `<td class="name"><code>msm_h</code></td>`,
+			`<h1>+7.4% [+7.2, +7.5] regression at ` + short(sha(stepAt)) + `: `, `on, 1.350s → 1.450s: +7.4% [+7.2, +7.5], regression (the segments`,
+			`<p id="change-config" class="muted">Judged with α = 0.05 and a noise floor of at least 1% (analysis&#39;s defaults: config cfg, the newest runs&#39;, was stored without its thresholds).</p>`} {
 			if code != 200 || !strings.Contains(page, w) {
 				t.Errorf("change page (%d) lacks %s", code, w)
 			}
@@ -469,9 +486,10 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("the page lacks the attribution's bar of shares")
 		}
 		// How to bisect the regressed phase.
-		want := BisectHint{Phase: "msm_h", Command: "perfbot bisect --good " + cmpBase[:12] + " --bad " + cmpHead[:12] + " --phase msm_h",
+		want := BisectHint{Benchmark: bench, Phase: "msm_h", Unit: "sec/op",
+			Command: "perfbot bisect --good " + cmpBase[:12] + " --bad " + cmpHead[:12] + " --benchmark " + bench + " --phase msm_h",
 			Comment: "/perfbot bisect " + cmpBase[:12] + " " + cmpHead[:12] + " phase=msm_h"}
-		if len(cd.Bisect) != 1 || cd.Bisect[0] != want || !strings.Contains(page, `<pre class="command bisect-command" data-phase="msm_h">`+want.Command+`</pre>`) {
+		if len(cd.Bisect) != 1 || cd.Bisect[0] != want || !strings.Contains(page, `data-phase="msm_h" data-unit="sec/op">`+want.Command+`</pre>`) {
 			t.Errorf("bisect hints %+v; want [%+v] on the page", cd.Bisect, want)
 		}
 	})
@@ -730,5 +748,385 @@ func TestFrontPageFollowsNewRuns(t *testing.T) {
 	b := after.Repos[1].Benchmarks[0]
 	if b.Headline == nil || b.Headline.LatestCommit != next || len(b.Headline.Values) != commits+1 || len(b.Series) != 6 {
 		t.Errorf("after a new commit's runs: headline %+v, %d series; want %s latest, %d values, 6 series (assemble added)", b.Headline, len(b.Series), short(next), commits+1)
+	}
+}
+
+// saveReport stores rep as a comparison of head against base in the
+// test repository and returns its id.
+func saveReport(t *testing.T, db *store.DB, rep *analysis.Report, created time.Time) int64 {
+	t.Helper()
+	var b bytes.Buffer
+	if err := analysis.RenderJSON(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	id, err := db.SaveComparison(context.Background(), &store.Comparison{Repo: testRepo, BaseSHA: rep.Base, HeadSHA: rep.Head,
+		Verdict: string(rep.Verdict), Report: b.String(), CreatedAt: created})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// variantReport is a comparison of commit i with itself, base and head
+// run with the given arguments, that found msm_h +22.5% slower.
+func variantReport(i int, baseArgs, headArgs []string) *analysis.Report {
+	return &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(i), Head: sha(i), BaseArgs: baseArgs, HeadArgs: headArgs,
+		Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "msm_h", Unit: "sec/op"}, Primary: true, Verdict: analysis.VerdictRegression,
+			Base: analysis.Summary{Median: 0.4, N: 20}, Head: analysis.Summary{Median: 0.49, N: 20}, ShiftPct: 22.5, BaseValue: 0.4, HeadValue: 0.49,
+			Shift: 0.09, ShiftLo: 0.08, ShiftHi: 0.1, DeltaLoPct: 20, DeltaHiPct: 25, PValue: 0.001}},
+		Warnings: []string{}}
+}
+
+// TestVariantComparisonIsNoAA stores a comparison of one commit with
+// itself under different arguments (perfbot compare --head-args) that
+// found a regression, and one under the same arguments on both sides:
+// the first is an A/B of the arguments on every page that shows it (no
+// A/A banner, no "noise", its arguments named, its verdict's colour, no
+// bisect hint for one commit), the second an A/A.
+func TestVariantComparisonIsNoAA(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	ab := saveReport(t, db, variantReport(6, []string{"--msm=pippenger"}, []string{"--msm=glv", "--window=16"}), t0.Add(6*24*time.Hour))
+	aa := saveReport(t, db, variantReport(7, []string{"--msm=glv"}, []string{"--msm=glv"}), t0.Add(7*24*time.Hour))
+
+	cd := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", ab))
+	if cd.AA || cd.Report.Verdict != analysis.VerdictRegression || len(cd.Bisect) != 0 {
+		t.Errorf("A/B of arguments: aa %v, verdict %s, bisect %+v; want no A/A, a regression, nothing to bisect", cd.AA, cd.Report.Verdict, cd.Bisect)
+	}
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", ab))
+	for _, want := range []string{
+		`<p id="variants" class="variants">A/B of arguments at one commit: base args <code class="base-args">--msm=pippenger</code>, head args <code class="head-args">--msm=glv --window=16</code>.`,
+		`<p id="summary" class="summary verdict-regression">Regression.`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the A/B of arguments' page lacks %s", want)
+		}
+	}
+	for _, bad := range []string{`id="aa"`, `verdict-aa`, `a false alarm`, `id="bisect"`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the A/B of arguments' page has %s", bad)
+		}
+	}
+
+	cd = getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", aa))
+	_, page = do(t, d, fmt.Sprintf("/compare?id=%d", aa))
+	if !cd.AA || !strings.Contains(page, `<p id="aa" class="aa">A/A comparison: base and head are the same commit with the same arguments (<code>--msm=glv</code>), so every change below is noise. This one called a regression: a false alarm, which α = 0.01 allows in about 1 comparison in 100.</p>`) ||
+		!strings.Contains(page, `class="summary verdict-aa"`) || strings.Contains(page, `id="variants"`) {
+		t.Errorf("the same arguments on both sides: aa %v, or the page does not say it is an A/A", cd.AA)
+	}
+
+	// The index and the commit page say the same of each.
+	idx := getJSON[IndexData](t, d, "/api/series")
+	kinds := map[int64]IndexComparison{}
+	for _, c := range idx.Comparisons {
+		kinds[c.ID] = c
+	}
+	if c := kinds[ab]; c.AA || !slices.Equal(c.BaseArgs, []string{"--msm=pippenger"}) || !slices.Equal(c.HeadArgs, []string{"--msm=glv", "--window=16"}) {
+		t.Errorf("index: the A/B of arguments %+v; want no A/A, both sides' arguments", c)
+	}
+	for _, c := range idx.Comparisons {
+		if want := c.ID == aa || c.Head == sha(5); c.AA != want {
+			t.Errorf("index: comparison #%d of %s against %s: A/A %v; want %v", c.ID, short(c.Head), short(c.Base), c.AA, want)
+		}
+	}
+	abLabel := `<span class="muted args-label">(A/B of arguments: base <code>--msm=pippenger</code>, head <code>--msm=glv --window=16</code>)</span>`
+	_, page = do(t, d, "/")
+	row := regexp.MustCompile(`(?s)<td><a class="compare-link" href="/compare\?id=` + fmt.Sprint(ab) + `">.*?</tr>`).FindString(page)
+	if !strings.Contains(row, abLabel) || !strings.Contains(row, `<td class="verdict verdict-regression">regression</td>`) || strings.Contains(row, "(A/A)") {
+		t.Errorf("index row of the A/B of arguments:\n%s", row)
+	}
+	if !strings.Contains(page, `(A/A)`) || !strings.Contains(page, `regression (noise)`) {
+		t.Errorf("the index does not call the A/A under the same arguments an A/A")
+	}
+	_, page = do(t, d, "/commit?"+query("repo", testRepo, "sha", sha(6)))
+	if !strings.Contains(page, abLabel) || !strings.Contains(page, `<td class="verdict verdict-regression">regression</td>`) || strings.Contains(page, "(noise)") {
+		t.Errorf("the commit page does not name the A/B's arguments, or calls it noise")
+	}
+}
+
+// TestLinksNameTheComparisonTheyMean follows the links that mean one
+// stored comparison: the compare page's JSON link and the commit page's
+// link to the comparison with its parent carry its id, and still open
+// it once a newer comparison of the same pair is stored.
+func TestLinksNameTheComparisonTheyMean(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	// sha(2)'s parent is sha(1): the pair of the two stored comparisons.
+	if _, err := db.SaveRun(ctx, &store.RunRecord{Repo: testRepo, Commit: store.Commit{SHA: sha(2), Parents: []string{sha(1)}}, Kind: store.KindCompare,
+		Machine: "gpu-1", ConfigHash: "cfg", Status: analysis.StatusOK, StartedAt: t0.Add(36 * 24 * time.Hour), Samples: samples(2, 0, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	pair := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2)))
+	newest, older := pair.Comparisons[0].ID, pair.Comparisons[1].ID
+
+	// The JSON link of the older comparison's page returns it, not the
+	// pair's newest; the pair's page links the one it shows.
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", older))
+	link := fmt.Sprintf(`<a href="/api/compare?id=%d">JSON</a>`, older)
+	if !strings.Contains(page, link) {
+		t.Fatalf("the page of comparison #%d lacks %s", older, link)
+	}
+	if got := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", older)); got.ComparisonID != older || got.Report.Verdict != analysis.VerdictInconclusive {
+		t.Errorf("its JSON link returned comparison #%d (%s); want #%d, inconclusive", got.ComparisonID, got.Report.Verdict, older)
+	}
+	if _, page := do(t, d, "/compare?"+query("repo", testRepo, "base", sha(1), "head", sha(2))); !strings.Contains(page, fmt.Sprintf(`<a href="/api/compare?id=%d">JSON</a>`, newest)) {
+		t.Errorf("the pair's page does not link the JSON of the comparison it shows, #%d", newest)
+	}
+	// A comparison made now from the runs has no id: its link names both
+	// commits in full.
+	if _, page := do(t, d, "/compare?"+query("repo", testRepo, "base", cmpBase[:8], "head", cmpHead[:8])); !strings.Contains(page,
+		`<a href="/api/compare?`+html.EscapeString(query("repo", testRepo, "base", cmpBase, "head", cmpHead))+`">JSON</a>`) {
+		t.Errorf("the comparison of runs does not link its JSON by the full SHAs")
+	}
+
+	// The commit page's link to the comparison with its parent names it.
+	cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", sha(2)))
+	want := fmt.Sprintf("/compare?id=%d", newest)
+	if !slices.Equal(cd.Parents, []string{sha(1)}) || cd.ParentComparisonID != newest || cd.ParentCompareURL != want {
+		t.Fatalf("parents %v, parent comparison #%d at %s; want %s's #%d at %s", cd.Parents, cd.ParentComparisonID, cd.ParentCompareURL, short(sha(1)), newest, want)
+	}
+	_, page = do(t, d, "/commit?"+query("repo", testRepo, "sha", sha(2)))
+	if !strings.Contains(page, fmt.Sprintf(`<a class="compare-link" href="%s">compare with its parent (stored comparison #%d)</a>`, want, newest)) {
+		t.Errorf("the commit page's parent link does not name comparison #%d", newest)
+	}
+	later := saveReport(t, db, &analysis.Report{Verdict: analysis.VerdictNoChange, Base: sha(1), Head: sha(2), Warnings: []string{}}, t0.Add(30*24*time.Hour))
+	if got := getJSON[CompareData](t, d, "/api"+want); got.ComparisonID != newest || got.ComparisonID == later {
+		t.Errorf("after #%d was stored, the parent link opened #%d; want #%d", later, got.ComparisonID, newest)
+	}
+	// Without a stored comparison of the two, the link compares their runs.
+	if cd := getJSON[CommitData](t, d, "/api/commit?"+query("repo", testRepo, "sha", cmpHead)); cd.ParentCompareURL != "" {
+		t.Errorf("a commit without known parents links %q", cd.ParentCompareURL)
+	}
+}
+
+// TestBisectHintsRunAsPrinted checks the commands a stored comparison's
+// page prints to bisect its regressions: one per benchmark's regressed
+// series, each naming its benchmark (quoted for a shell where it must
+// be), its phase, its unit when not sec/op and the config file the
+// comparison was measured with; the pull-request comment only where it
+// bisects the same series (sec/op).
+func TestBisectHintsRunAsPrinted(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	const verify = "Verify/curve=bn254(g1)"
+	row := func(b, phase, unit string, v analysis.Verdict) analysis.Row {
+		return analysis.Row{Key: analysis.Key{Benchmark: b, Phase: phase, Unit: unit}, Primary: true, Verdict: v,
+			Base: analysis.Summary{Median: 1, N: 20}, Head: analysis.Summary{Median: 1.1, N: 20}, ShiftPct: 10, BaseValue: 1, HeadValue: 1.1,
+			Shift: 0.1, ShiftLo: 0.08, ShiftHi: 0.12, DeltaLoPct: 8, DeltaHiPct: 12, PValue: 0.001}
+	}
+	rep := &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(8), Head: sha(9), ConfigPath: "/etc/perfbot/prover ci.yml",
+		Options: analysis.Options{Alpha: 0.01, PrimaryUnits: []string{"sec/op", "allocs/op"}},
+		Phases: []analysis.Row{
+			row(bench, "total", "sec/op", analysis.VerdictRegression), row(bench, "msm_h", "sec/op", analysis.VerdictRegression),
+			row(bench, "ntt", "sec/op", analysis.VerdictNoChange),
+			row(verify, "total", "sec/op", analysis.VerdictRegression), row(verify, "total", "allocs/op", analysis.VerdictRegression),
+		}, Warnings: []string{}}
+	id := saveReport(t, db, rep, t0.Add(8*24*time.Hour))
+	cd := getJSON[CompareData](t, d, fmt.Sprintf("/api/compare?id=%d", id))
+	ends := "perfbot bisect --good " + sha(8)[:12] + " --bad " + sha(9)[:12]
+	want := []BisectHint{
+		{Benchmark: bench, Phase: "msm_h", Unit: "sec/op", Command: ends + " --benchmark " + bench + " --phase msm_h --config '/etc/perfbot/prover ci.yml'",
+			Comment: "/perfbot bisect " + sha(8)[:12] + " " + sha(9)[:12] + " phase=msm_h"},
+		{Benchmark: verify, Phase: "total", Unit: "sec/op", Command: ends + " --benchmark 'Verify/curve=bn254(g1)' --phase total --config '/etc/perfbot/prover ci.yml'",
+			Comment: "/perfbot bisect " + sha(8)[:12] + " " + sha(9)[:12] + " phase=total"},
+		{Benchmark: verify, Phase: "total", Unit: "allocs/op", Command: ends + " --benchmark 'Verify/curve=bn254(g1)' --phase total --unit allocs/op --config '/etc/perfbot/prover ci.yml'"},
+	}
+	if !slices.Equal(cd.Bisect, want) {
+		t.Errorf("bisect hints:\n%+v\nwant\n%+v", cd.Bisect, want)
+	}
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", id))
+	for _, h := range want {
+		if !strings.Contains(page, `data-unit="`+h.Unit+`">`+html.EscapeString(h.Command)+`</pre>`) {
+			t.Errorf("the page lacks %s", h.Command)
+		}
+	}
+	if n := strings.Count(page, `class="command bisect-comment"`); n != 2 {
+		t.Errorf("%d bisect comments on the page; want 2 (none for allocs/op, which the comment cannot bisect)", n)
+	}
+	// A repository that is a path is passed with --repo, quoted.
+	if h := bisectHint("/srv/my clones/prover", sha(8), sha(9), analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, ""); h.Command !=
+		"perfbot bisect --repo '/srv/my clones/prover' --good "+sha(8)[:12]+" --bad "+sha(9)[:12]+" --benchmark "+bench+" --phase ntt" {
+		t.Errorf("bisect of a local repository: %s", h.Command)
+	}
+}
+
+// TestIntervalBarsShareOneScale checks the compare page's interval
+// bars: every row of a table is drawn on one scale that holds each
+// change, its interval and its floor band, its ends rounded out, so 0 is
+// at the same pixel on every row and on the axis in the table's heading,
+// which labels the ends and 0 in percent; another table has its own.
+func TestIntervalBarsShareOneScale(t *testing.T) {
+	t.Parallel()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	row := func(phase, unit string, v analysis.Verdict, pct, lo, hi, floor float64) analysis.Row {
+		return analysis.Row{Key: analysis.Key{Benchmark: bench, Phase: phase, Unit: unit}, Primary: unit == "sec/op", Verdict: v,
+			Base: analysis.Summary{Median: 1, N: 20}, Head: analysis.Summary{Median: 1 + pct/100, N: 20}, ShiftPct: pct, BaseValue: 1, HeadValue: 1 + pct/100,
+			Shift: pct / 100, ShiftLo: lo / 100, ShiftHi: hi / 100, DeltaLoPct: lo, DeltaHiPct: hi, PValue: 0.001, Floor: analysis.Floor{Pct: floor}}
+	}
+	id := saveReport(t, db, &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(8), Head: sha(9), Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{
+			row("msm_h", "sec/op", analysis.VerdictRegression, 22.5, 20, 25, 2),
+			row("ntt", "sec/op", analysis.VerdictNoChange, -3, -5, -1, 2),
+			row("synthesis", "sec/op", analysis.VerdictNoChange, 0.5, -0.5, 1.5, 2),
+			row("total", "page-faults/op", analysis.VerdictRegression, 60, 50, 70, 1),
+		}, Warnings: []string{}}, t0.Add(8*24*time.Hour))
+	_, page := do(t, d, fmt.Sprintf("/compare?id=%d", id))
+	main, other, ok := strings.Cut(page, `id="other-units"`)
+	if !ok {
+		t.Fatal("no other units' section")
+	}
+	zeros := func(s string) []string {
+		var xs []string
+		for _, m := range regexp.MustCompile(`<line class="zero" x1="([0-9.]+)"`).FindAllStringSubmatch(s, -1) {
+			xs = append(xs, m[1])
+		}
+		return xs
+	}
+	// sec/op: -5% (ntt's interval) to +25% (msm_h's), 0 at 8 + 5/30 of
+	// the 124 pixels between the margins.
+	if got := zeros(main); !slices.Equal(got, []string{"28.7", "28.7", "28.7"}) {
+		t.Errorf("0 of the sec/op rows at x %v; want 28.7 on each of 3 rows", got)
+	}
+	for _, want := range []string{
+		`<svg class="interval-axis" width="140" height="18" viewBox="0 0 140 18" role="img" aria-label="scale -5% to +25%">`,
+		`<line class="tick" data-value="-5" x1="8.0" y1="0" x2="8.0" y2="6"/>`,
+		`<line class="tick" data-value="0" x1="28.7" y1="0" x2="28.7" y2="6"/>`,
+		`<line class="tick" data-value="25" x1="132.0" y1="0" x2="132.0" y2="6"/>`,
+		`<text x="1.0" y="16" text-anchor="start">-5%</text>`, `<text x="28.7" y="16" text-anchor="middle">0</text>`,
+		`<text x="139.0" y="16" text-anchor="end">+25%</text>`,
+		// msm_h's dot at +22.5% and its floor band of ±2%.
+		`<circle cx="121.7" cy="8" r="3.5" fill="#b91c1c"/>`, `<rect class="floor" x="20.4" y="2" width="16.5" height="12" fill="#e5e7eb"/>`,
+	} {
+		if !strings.Contains(main, want) {
+			t.Errorf("the sec/op table lacks %s", want)
+		}
+	}
+	// page-faults/op: its own scale, -1% to +100%; 0 too near the end to
+	// be labelled.
+	if got := zeros(other); !slices.Equal(got, []string{"9.2"}) || !strings.Contains(other, `aria-label="scale -1% to +100%"`) ||
+		strings.Contains(other, `text-anchor="middle">0<`) {
+		t.Errorf("the other units' table: 0 at %v; want 9.2 on a scale of -1%% to +100%%, 0 unlabelled", got)
+	}
+}
+
+// TestChangePageJudgesWithTheRunsConfig stores newer baseline runs of
+// the change point's segments under another config, whose thresholds
+// (α 0.001, a 30% floor) make msm_h's +25% too small to count: the change
+// page compares those runs only, with those thresholds, says so and
+// counts the runs of the older config it left out; a comparison of two
+// commits made from their runs does the same.
+func TestChangePageJudgesWithTheRunsConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testStore(t)
+	d := New(Config{Store: db, Now: func() time.Time { return now }})
+	const config = `{"count":6,"max_count":60,"thresholds":{"alpha":0.001,"min_change_pct":30,"min_history":10,"spending":"obrien-fleming","headline":"total","fail_on":"headline"},"primary_units":["sec/op"],"order":"random"}`
+	for i := stepAt - segmentCommits; i < stepAt+segmentCommits; i++ {
+		for j := range runsPer {
+			if _, err := db.SaveRun(ctx, &store.RunRecord{Repo: testRepo, Commit: store.Commit{SHA: sha(i)}, Kind: store.KindBaseline, Machine: "gpu-1",
+				ConfigHash: "cfg2", Config: config, Status: analysis.StatusOK, StartedAt: t0.Add(38*24*time.Hour + time.Duration(i*runsPer+j)*time.Minute),
+				Samples: samples(i, j, 1.25)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cq := query("repo", testRepo, "benchmark", bench, "phase", "total", "unit", "sec/op", "since", "all", "at", sha(stepAt))
+	cd := getJSON[ChangeData](t, d, "/api/change?"+cq)
+	want := RunsConfig{Hash: "cfg2", Stored: true, Alpha: 0.001, MinChangePct: 30, LeftOut: 2 * segmentCommits * runsPer, Others: []string{"cfg"}}
+	if !reflect.DeepEqual(cd.Config, want) {
+		t.Errorf("config %+v; want %+v", cd.Config, want)
+	}
+	rep := cd.Report
+	if rep.Options.Alpha != 0.001 || rep.Options.MinChangePct != 30 || rep.Runs.Base.Total != segmentCommits*runsPer || rep.Runs.Head.Total != segmentCommits*runsPer {
+		t.Errorf("compared with α %v, floor %v%%, %d and %d runs; want α 0.001, 30%%, %d runs a side (cfg2's only)",
+			rep.Options.Alpha, rep.Options.MinChangePct, rep.Runs.Base.Total, rep.Runs.Head.Total, segmentCommits*runsPer)
+	}
+	for _, row := range rep.Phases {
+		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != analysis.VerdictNoChange || row.Floor.Pct != 30 || math.Abs(row.ShiftPct-25) > 1) {
+			t.Errorf("msm_h: %s, %+.1f%%, floor %v%%; want no change: +25%% is within the config's 30%% floor", row.Verdict, row.ShiftPct, row.Floor.Pct)
+		}
+	}
+	if rep.Verdict != analysis.VerdictNoChange {
+		t.Errorf("verdict %s; want no-change under the config's 30%% floor", rep.Verdict)
+	}
+	_, page := do(t, d, "/change?"+cq)
+	for _, w := range []string{
+		`<p id="change-config" class="muted">Judged with α = 0.001 and a noise floor of at least 30% (the thresholds of config cfg2, the newest runs&#39;); ` +
+			`120 runs of 1 other config (cfg) left out: runs of two configs are not one series.</p>`,
+		`<p id="summary" class="summary verdict-no-change">`, `at α = 0.001`, `(at least 30.0%)`,
+	} {
+		if !strings.Contains(page, w) {
+			t.Errorf("change page lacks %s", w)
+		}
+	}
+
+	// Two commits compared from their runs: each side's newest config.
+	cmp := getJSON[CompareData](t, d, "/api/compare?"+query("repo", testRepo, "base", sha(stepAt-1), "head", sha(stepAt)))
+	if r := cmp.Report; cmp.Source != "runs" || r.Options.Alpha != 0.001 || r.Options.MinChangePct != 30 || r.Runs.Base.Total != runsPer || r.Runs.Head.Total != runsPer ||
+		!slices.Contains(r.Warnings, "compared now from the stored runs, judged with α = 0.001 and a noise floor of at least 30% (the thresholds of config cfg2, the newest runs'); "+
+			"6 runs of 1 other config (cfg) left out: runs of two configs are not one series") ||
+		!slices.Contains(r.Warnings, "of base's runs, 6 runs of 1 other config (cfg) left out: only those of its newest run's config are compared") {
+		t.Errorf("compare from runs: α %v, floor %v%%, %d and %d runs, warnings %q; want cfg2's thresholds and %d runs a side",
+			r.Options.Alpha, r.Options.MinChangePct, r.Runs.Base.Total, r.Runs.Head.Total, r.Warnings, runsPer)
+	}
+}
+
+// TestChangePageGivesOneSize renders a change page whose trend's medians
+// moved +10.5% while the segments' comparison estimates +10.3% [+9.8,
+// +10.9] (the report a user saw both on): the heading, the summary and
+// the table say +10.3% with its interval, and +10.5% is nowhere.
+func TestChangePageGivesOneSize(t *testing.T) {
+	t.Parallel()
+	d := New(Config{Store: nil})
+	key := analysis.Key{Benchmark: bench, Phase: "total", Unit: "sec/op"}
+	rep := &analysis.Report{Verdict: analysis.VerdictRegression, Base: sha(1), Head: sha(2), Options: analysis.Options{Alpha: 0.01},
+		Phases: []analysis.Row{{Key: key, Primary: true, Headline: true, Verdict: analysis.VerdictRegression,
+			Base: analysis.Summary{Median: 1, N: 60}, Head: analysis.Summary{Median: 1.105, N: 60}, ShiftPct: 10.3, BaseValue: 1, HeadValue: 1.103,
+			Shift: 0.103, ShiftLo: 0.098, ShiftHi: 0.109, DeltaLoPct: 9.8, DeltaHiPct: 10.9, PValue: 0.001, Floor: analysis.Floor{Pct: 1}}},
+		Warnings: []string{}}
+	ch := analysis.TrendChange{Index: 5, Commit: sha(2), PValue: 0.002, Before: 1, After: 1.105, ChangePct: 10.5, Direction: "regression"}
+	data := &ChangeData{Repo: testRepo, Key: key, Machine: "gpu-1", Since: "all", Change: ch, Good: sha(1), Bad: sha(2),
+		Report: rep, View: analysis.NewView(rep, htmlFormatter), Bisect: []BisectHint{}}
+	data.Size = changeSize(rep, data.View, key, ch)
+	var b bytes.Buffer
+	if err := d.pages["change"].Execute(&b, data); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<h1>+10.3% [+9.8, +10.9] regression at ` + short(sha(2)) + `: `,
+		`on, 1.000s → 1.103s: +10.3% [+9.8, +10.9], regression (the segments' comparison below; the trend's change point there has p=0.002);`,
+		`<td class="num"><b>+10.3% [+9.8, +10.9]</b></td>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("change page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "10.5") || strings.Contains(page, "1.105") {
+		t.Errorf("change page gives the trend's +10.5%% (1 → 1.105) beside the estimate:\n%s", page)
+	}
+	if *data.Size.Pct != 10.3 || *data.Size.LoPct != 9.8 || *data.Size.HiPct != 10.9 {
+		t.Errorf("size %+v; want +10.3%% [+9.8, +10.9]", data.Size)
+	}
+	// Where the segments' comparison has no row of the series, the
+	// trend's change of medians is the one size.
+	if s := changeSize(&analysis.Report{Verdict: analysis.VerdictError}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, ch); s.Source != "trend" ||
+		*s.Pct != 10.5 || s.LoPct != nil || s.Delta != "+10.5%" || s.Values != "1 → 1.105 sec/op" {
+		t.Errorf("size without a row: %+v; want the trend's +10.5%%", s)
+	}
+	// A trend's change from a median of 0 has no percentage: null in the
+	// JSON, which still encodes.
+	zero := ch
+	zero.Before, zero.ChangePct = 0, math.Inf(1)
+	if s := changeSize(&analysis.Report{}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, zero); s.Pct != nil {
+		t.Errorf("size of a change from 0: %v; want none", *s.Pct)
+	} else if b, err := json.Marshal(s); err != nil || !strings.Contains(string(b), `"pct":null`) {
+		t.Errorf("size of a change from 0 as JSON: %s %v", b, err)
 	}
 }

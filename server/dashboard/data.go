@@ -51,6 +51,26 @@ type IndexComparison struct {
 	Verdict    string    `json:"verdict"`
 	CreatedAt  time.Time `json:"created_at"`
 	CompareURL string    `json:"compare_url"`
+	// BaseArgs and HeadArgs are the sides' variant arguments (perfbot
+	// compare --base-args, --head-args), from the stored report; absent
+	// for none.
+	BaseArgs []string `json:"base_args,omitempty"`
+	HeadArgs []string `json:"head_args,omitempty"`
+	// AA is true for a comparison of a commit with itself under the same
+	// arguments: whatever it found is noise. One commit with different
+	// arguments on each side is an A/B of the arguments.
+	AA bool `json:"aa"`
+}
+
+// Variants reports whether the sides ran with different arguments.
+func (c IndexComparison) Variants() bool { return !slices.Equal(c.BaseArgs, c.HeadArgs) }
+
+// isAA reports whether a comparison of head against base is an A/A: one
+// commit, the same arguments on both sides (none, or the same variant,
+// as analysis's A/A warning has it). Different arguments make it an A/B
+// of the arguments, whose verdict is no false alarm.
+func isAA(base, head string, baseArgs, headArgs []string) bool {
+	return base != "" && base == head && slices.Equal(baseArgs, headArgs)
 }
 
 // How many stored comparisons, change points and sparkline commits the
@@ -180,9 +200,9 @@ func (d *Dashboard) index(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := &IndexData{Repos: []IndexRepo{}, Comparisons: []IndexComparison{}, Changes: []IndexChange{}}
-	for _, c := range recent {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	data := &IndexData{Repos: []IndexRepo{}, Changes: []IndexChange{}}
+	if data.Comparisons, err = d.indexComparisons(ctx, recent); err != nil {
+		return nil, err
 	}
 	for _, s := range series {
 		if n := len(data.Repos); n == 0 || data.Repos[n-1].Repo != s.Repo {
@@ -740,8 +760,10 @@ type CompareData struct {
 	// Summary is the report's headline, the sentence the PR comment and
 	// the check's title open with.
 	Summary string `json:"summary"`
-	// AA is true when base and head are one commit: whatever the
-	// comparison reports is noise.
+	// AA is true when base and head are one commit measured with the
+	// same arguments: whatever the comparison reports is noise. One
+	// commit with different arguments (Report.BaseArgs, HeadArgs) is an
+	// A/B of the arguments.
 	AA bool `json:"aa"`
 	// PR is the stored comparison's pull request (0: none); PullURL it
 	// on GitHub.
@@ -754,16 +776,22 @@ type CompareData struct {
 	// View is the report worded as the PR comment, in HTML; not in the
 	// JSON (Report is).
 	View *analysis.View `json:"-"`
-	// Query is the page's query string, for its JSON link.
+	// Query is the JSON link's query string: id=N for a stored
+	// comparison, the repository and both full SHAs for one compared
+	// from the runs.
 	Query template.URL `json:"-"`
 }
 
-// A BisectHint is how to bisect a regressed phase between base and
-// head: the command and the pull-request comment that do it.
+// A BisectHint is how to bisect a regressed series between base and
+// head: the command and the pull-request comment that do it (Comment ""
+// where the comment's bisection would measure another series: it takes
+// a phase only, in sec/op).
 type BisectHint struct {
-	Phase   string `json:"phase"`
-	Command string `json:"command"`
-	Comment string `json:"comment"`
+	Benchmark string `json:"benchmark"`
+	Phase     string `json:"phase"`
+	Unit      string `json:"unit"`
+	Command   string `json:"command"`
+	Comment   string `json:"comment,omitempty"`
 }
 
 // htmlFormatter words a report's pieces for a page: everything escaped,
@@ -822,13 +850,13 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		*sha = full
 	}
 	data := &CompareData{Repo: repo, Base: base, Head: head, BaseURL: commitURL(repo, base), HeadURL: commitURL(repo, head),
-		AA: base == head, Comparisons: []IndexComparison{}, Bisect: []BisectHint{}, Query: template.URL(q.Encode())}
+		AA: base == head, Comparisons: []IndexComparison{}, Bisect: []BisectHint{}}
 	pair, err := d.cfg.Store.PairComparisons(ctx, repo, base, head)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range pair {
-		data.Comparisons = append(data.Comparisons, indexComparison(c))
+	if data.Comparisons, err = d.indexComparisons(ctx, pair); err != nil {
+		return nil, err
 	}
 	if stored == nil && len(pair) > 0 {
 		if stored, err = d.cfg.Store.Comparison(ctx, pair[0].ID); err != nil {
@@ -842,12 +870,16 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		}
 		data.Source, data.ComparisonID, data.CreatedAt, data.Report = "stored", stored.ID, stored.CreatedAt, &rep
 		data.PR, data.PullURL = stored.PR, pullURL(repo, stored.PR)
+		// The JSON link names the comparison shown: the pair's newest
+		// may be another by the time it is followed.
+		data.Query = template.URL("id=" + strconv.FormatInt(stored.ID, 10))
 	} else {
 		rep, err := d.compareRuns(r, repo, base, head)
 		if err != nil {
 			return nil, err
 		}
 		data.Source, data.Report = "runs", rep
+		data.Query = template.URL(url.Values{"repo": {repo}, "base": {base}, "head": {head}}.Encode())
 	}
 	data.Summary = analysis.Headline(data.Report)
 	shown := data.Report
@@ -862,52 +894,77 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		shown = &legacy
 	}
 	data.View = analysis.NewView(shown, htmlFormatter)
-	data.AA = data.AA || data.View.AA
-	data.Bisect = bisectHints(repo, base, head, shown)
+	// One commit is an A/A only under the same arguments: with
+	// --base-args or --head-args it is an A/B of the arguments, whose
+	// verdict is no noise.
+	data.AA = isAA(base, head, data.Report.BaseArgs, data.Report.HeadArgs)
+	if base != head {
+		// Bisecting needs two commits; an A/B of arguments at one
+		// commit has nothing to bisect.
+		data.Bisect = bisectHints(repo, base, head, shown)
+	}
 	return data, nil
 }
 
-// bisectHints are how to bisect each regressed primary phase of rep, or
-// its total when no phase of it regressed (a phase names the cause).
+// bisectHints are how to bisect each benchmark's regressed primary
+// phases of rep, or its total when no phase of it regressed (a phase
+// names the cause), in the order of rep's rows.
 func bisectHints(repo, base, head string, rep *analysis.Report) []BisectHint {
-	var phases []string
-	total := false
+	var keys, totals []analysis.Key
 	for _, row := range rep.Phases {
 		switch {
 		case !row.Primary || row.Verdict != analysis.VerdictRegression || strings.Contains(row.Phase, "/"):
 		case row.Phase == totalPhase:
-			total = true
-		case !slices.Contains(phases, row.Phase):
-			phases = append(phases, row.Phase)
+			totals = append(totals, row.Key)
+		case !slices.Contains(keys, row.Key):
+			keys = append(keys, row.Key)
 		}
 	}
-	if len(phases) == 0 && total {
-		phases = []string{totalPhase}
+	for _, t := range totals {
+		if !slices.ContainsFunc(keys, func(k analysis.Key) bool { return k.Benchmark == t.Benchmark && k.Unit == t.Unit }) {
+			keys = append(keys, t)
+		}
 	}
 	hints := []BisectHint{}
-	for _, p := range phases {
-		hints = append(hints, bisectHint(repo, base, head, p))
+	for _, k := range keys {
+		hints = append(hints, bisectHint(repo, base, head, k, rep.ConfigPath))
 	}
 	return hints
 }
 
-// bisectHint is how to bisect phase between good and bad: perfbot bisect
-// on the runner (--repo when the repository is a path or URL it can
-// clone), or the comment that asks perfbot serve to.
-func bisectHint(repo, good, bad, phase string) BisectHint {
+// bisectHint is how to bisect key's series between good and bad: perfbot
+// bisect on the runner, as it runs when pasted (--repo when the
+// repository is a path or URL it can clone, the series' benchmark as
+// its runs name it, --unit when it is not sec/op, --config when the
+// config came from a file outside the repository, configPath), or the
+// comment that asks perfbot serve to. The comment names a phase only,
+// and bisects sec/op: a series in another unit gets no comment.
+func bisectHint(repo, good, bad string, key analysis.Key, configPath string) BisectHint {
 	cmd := "perfbot bisect"
 	if !ownerNameRE.MatchString(repo) {
 		cmd += " --repo " + shellQuote(repo)
 	}
 	cmd += " --good " + short12(good) + " --bad " + short12(bad)
-	if phase != "" {
-		cmd += " --phase " + shellQuote(phase)
+	if key.Benchmark != "" {
+		cmd += " --benchmark " + shellQuote(key.Benchmark)
 	}
-	comment := "/perfbot bisect " + short12(good) + " " + short12(bad)
-	if phase != "" {
-		comment += " phase=" + phase
+	if key.Phase != "" {
+		cmd += " --phase " + shellQuote(key.Phase)
 	}
-	return BisectHint{Phase: phase, Command: cmd, Comment: comment}
+	if key.Unit != "" && key.Unit != defaultUnit {
+		cmd += " --unit " + shellQuote(key.Unit)
+	}
+	if configPath != "" {
+		cmd += " --config " + shellQuote(configPath)
+	}
+	h := BisectHint{Benchmark: key.Benchmark, Phase: key.Phase, Unit: cmp.Or(key.Unit, defaultUnit), Command: cmd}
+	if h.Unit == defaultUnit {
+		h.Comment = "/perfbot bisect " + short12(good) + " " + short12(bad)
+		if key.Phase != "" {
+			h.Comment += " phase=" + key.Phase
+		}
+	}
+	return h
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but
@@ -930,7 +987,53 @@ func indexComparison(c store.Comparison) IndexComparison {
 	ic := IndexComparison{ID: c.ID, Repo: c.Repo, PR: c.PR, Base: c.BaseSHA, Head: c.HeadSHA, Verdict: c.Verdict, CreatedAt: c.CreatedAt,
 		CompareURL: comparisonURL(c.ID)}
 	ic.PullURL = pullURL(c.Repo, c.PR)
+	ic.AA = isAA(c.BaseSHA, c.HeadSHA, nil, nil)
 	return ic
+}
+
+// indexComparisons lists stored comparisons (read without their
+// reports). A comparison of one commit with itself is read whole, for
+// the arguments its report names: with different ones it is an A/B of
+// the arguments, not an A/A.
+func (d *Dashboard) indexComparisons(ctx context.Context, cs []store.Comparison) ([]IndexComparison, error) {
+	out := make([]IndexComparison, 0, len(cs))
+	for _, c := range cs {
+		ic := indexComparison(c)
+		if c.BaseSHA == c.HeadSHA {
+			full, err := d.cfg.Store.Comparison(ctx, c.ID)
+			if err != nil {
+				return nil, err
+			}
+			if ic.BaseArgs, ic.HeadArgs, err = comparisonArgs(full); err != nil {
+				return nil, err
+			}
+			ic.AA = isAA(c.BaseSHA, c.HeadSHA, ic.BaseArgs, ic.HeadArgs)
+		}
+		out = append(out, ic)
+	}
+	return out, nil
+}
+
+// comparisonArgs returns the sides' variant arguments of a stored
+// comparison: its report's, else its inputs' (perfbot compare stores
+// both); none when neither names any.
+func comparisonArgs(c *store.Comparison) (base, head []string, err error) {
+	var args struct {
+		BaseArgs []string `json:"base_args"`
+		HeadArgs []string `json:"head_args"`
+	}
+	for _, doc := range []string{c.Report, c.Inputs} {
+		if doc == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(doc), &args); err != nil {
+			return nil, nil, fmt.Errorf("comparison %d: decode its arguments: %w", c.ID, err)
+		}
+		if len(args.BaseArgs) > 0 || len(args.HeadArgs) > 0 {
+			return args.BaseArgs, args.HeadArgs, nil
+		}
+	}
+	return nil, nil, nil
 }
 
 // pullURL is pull request pr of repo on GitHub, or "" for none or a
@@ -943,31 +1046,32 @@ func pullURL(repo string, pr int) string {
 }
 
 // compareRuns compares the stored runs of head against those of base, as
-// perfbot compare would, with the baseline history of the head's machine
-// and configuration for noise floors.
+// perfbot compare would: each side's runs of its newest run's config,
+// judged with the thresholds of the head's, with the baseline history of
+// the head's machine and config for noise floors.
 func (d *Dashboard) compareRuns(r *http.Request, repo, base, head string) (*analysis.Report, error) {
 	ctx := r.Context()
-	side := func(sha string) ([]store.RunRecord, error) {
+	side := func(sha string) ([]store.RunRecord, analysis.Options, RunsConfig, error) {
 		runs, err := d.cfg.Store.Runs(ctx, store.RunQuery{Repo: repo, Commits: []string{sha}})
 		if err != nil {
-			return nil, err
+			return nil, analysis.Options{}, RunsConfig{}, err
 		}
 		if len(runs) == 0 {
-			return nil, notFound("no stored runs of commit %s in %s and no stored comparison: pick commits with runs "+
+			return nil, analysis.Options{}, RunsConfig{}, notFound("no stored runs of commit %s in %s and no stored comparison: pick commits with runs "+
 				"(a trend page links each commit to its comparison with the one before), or measure it with perfbot run", sha, repo)
 		}
-		return runs, nil
+		return runsOfNewestConfig(runs)
 	}
-	baseRuns, err := side(base)
+	baseRuns, _, baseConfig, err := side(base)
 	if err != nil {
 		return nil, err
 	}
-	headRuns, err := side(head)
+	headRuns, opts, headConfig, err := side(head)
 	if err != nil {
 		return nil, err
 	}
 	last := headRuns[len(headRuns)-1]
-	hist, err := d.cfg.Store.History(ctx, store.HistoryQuery{Repo: repo, Machine: last.Machine, ConfigHash: last.ConfigHash, Limit: 100})
+	hist, err := d.cfg.Store.History(ctx, store.HistoryQuery{Repo: repo, Machine: last.Machine, ConfigHash: headConfig.Hash, Limit: 100})
 	if err != nil {
 		return nil, err
 	}
@@ -978,7 +1082,15 @@ func (d *Dashboard) compareRuns(r *http.Request, repo, base, head string) (*anal
 	for i := range headRuns {
 		in.Head = append(in.Head, headRuns[i].Run())
 	}
-	rep := analysis.Compare(in, analysis.Options{})
+	rep := analysis.Compare(in, opts)
+	rep.Warnings = append(rep.Warnings, "compared now from the stored runs, judged with "+headConfig.Text())
+	if baseConfig.LeftOut > 0 && base != head {
+		rep.Warnings = append(rep.Warnings, "of base's runs, "+baseConfig.leftOut()+": only those of its newest run's config are compared")
+	}
+	if baseConfig.Hash != headConfig.Hash {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base's runs are of config %s and head's of %s: differences may be the configs'",
+			short12(baseConfig.Hash), short12(headConfig.Hash)))
+	}
 	if machines := runMachines(baseRuns, headRuns); len(machines) > 1 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the runs come from %d machines (%s): differences may be the machines'",
 			len(machines), strings.Join(machines, ", ")))
