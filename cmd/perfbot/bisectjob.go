@@ -61,14 +61,17 @@ func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs
 	a := job.Args
 	log := w.log.With("job_id", job.ID, "repo", a.Repo, "pr", a.PR, "good", a.Good, "bad", a.Bad)
 	log.Info("job started", "kind", job.Kind, "attempt", job.Attempt)
-	phase := cmp.Or(a.Phase, "total")
+	asked := fmt.Sprintf("/perfbot bisect %s %s", a.Good, a.Bad)
+	if a.Phase != "" {
+		asked += " phase=" + a.Phase
+	}
 	marker := bisectMarker(a)
 	// Publishing outlives a cancelled job: a stopped bisection still
 	// says why.
 	pubCtx := context.WithoutCancel(ctx)
 	say := func(heading, body string) error {
 		text := fmt.Sprintf("%s\n%s\n\n@%s asked for %s.\n\n%s", marker, heading,
-			a.Requester, codeSpan(fmt.Sprintf("/perfbot bisect %s %s phase=%s", a.Good, a.Bad, phase)), strings.TrimRight(body, "\n"))
+			a.Requester, codeSpan(asked), strings.TrimRight(body, "\n"))
 		return w.pub.UpsertMarked(pubCtx, a.Repo, a.PR, marker, text+"\n")
 	}
 
@@ -113,7 +116,7 @@ func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs
 			log.Error("publish progress", "err", err)
 		}
 	}
-	res, err := w.runnerFor(a.Repo).Bisect(ctx, runner.BisectRequest{Source: clone, Good: a.Good, Bad: a.Bad, Phase: phase, OnProbe: onProbe})
+	res, err := w.runnerFor(a.Repo).Bisect(ctx, runner.BisectRequest{Source: clone, Good: a.Good, Bad: a.Bad, Phase: a.Phase, OnProbe: onProbe})
 	if err != nil {
 		return w.bisectFailed(ctx, job, say, err)
 	}
