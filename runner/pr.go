@@ -14,14 +14,12 @@ import (
 )
 
 // A Publisher reports on pull requests: perfbot's one summary comment per
-// pull request (edited in place), plain replies, and a check on a commit.
-// cmd/perfbot adapts the github package's client to it; tests record.
+// pull request (edited in place) and a check on a commit. cmd/perfbot
+// adapts the github package's client to it; tests record.
 type Publisher interface {
 	// UpsertSummary creates or edits the pull request's one perfbot
 	// comment; body starts with analysis.SummaryMarker.
 	UpsertSummary(ctx context.Context, repo string, pr int, body string) error
-	// Reply adds a comment (an answer to a maintainer's command).
-	Reply(ctx context.Context, repo string, pr int, body string) error
 	// SetCheck creates or updates perfbot's check on commit sha.
 	SetCheck(ctx context.Context, repo, sha string, c Check) error
 }
@@ -48,6 +46,27 @@ const (
 	ConclusionCancelled      = "cancelled"
 	ConclusionTimedOut       = "timed_out"
 )
+
+// SupersededCheck is the check of a head whose comparison a newer push
+// cancelled: completed, neutral (GitHub's convention for a run that did
+// not judge the commit: it blocks no merge, and a commit status maps it to
+// success), naming the head that superseded it, with a link when repo is
+// on GitHub.
+func SupersededCheck(repo string, pr int, head, newer string) Check {
+	link := "`" + short(newer) + "`"
+	if strings.Count(repo, "/") == 1 && !strings.Contains(repo, ":") {
+		link = fmt.Sprintf("[`%s`](https://github.com/%s/pull/%d/commits/%s)", short(newer), repo, pr, newer)
+	}
+	return Check{Status: CheckCompleted, Conclusion: ConclusionNeutral, Title: "Superseded by " + short(newer),
+		Summary: fmt.Sprintf("A newer push superseded head `%s` before its comparison finished: perfbot compares %s instead.", short(head), link)}
+}
+
+// ClosedCheck is the check of a head whose queued comparison was dropped
+// because its pull request was closed: completed, neutral.
+func ClosedCheck(head string) Check {
+	return Check{Status: CheckCompleted, Conclusion: ConclusionNeutral, Title: "Pull request closed",
+		Summary: fmt.Sprintf("The pull request was closed before head `%s` was compared; reopening it queues a comparison.", short(head))}
+}
 
 // Conclusion maps a report to the check's conclusion: a regression that
 // fails checks (analysis.Report.Fails: the headline's, or any phase's
@@ -84,6 +103,10 @@ type PullRequest struct {
 	// ProgressEvery is the least time between two progress updates of the
 	// check; default 30 seconds (GitHub's rate limits are per hour).
 	ProgressEvery time.Duration
+	// Newer, when set, says which head superseded this one when the job
+	// is cancelled ("" when none did: the worker is stopping, and the job
+	// runs again). A superseded head's check ends neutral, naming it.
+	Newer func(context.Context) string
 }
 
 // ErrPermanent marks a job failure that no retry can fix (the head commit
@@ -205,10 +228,19 @@ func publishFailure(ctx, jobCtx context.Context, log *slog.Logger, pub Publisher
 		return fmt.Errorf("%w: %w", ErrPermanent, err)
 	case jobCtx.Err() != nil:
 		// Cancelled: a newer push superseded this head, or the worker is
-		// stopping (then the job runs again elsewhere and says so).
-		check(Check{Status: CheckCompleted, Conclusion: ConclusionCancelled, Title: "Stopped",
-			Summary: fmt.Sprintf("The comparison of head %s was stopped before it finished: a newer push superseded it, or its worker stopped (the job then runs again).", head)})
-		log.Info("stopped", "err", err)
+		// stopping (then the job runs again and says so). Neither is the
+		// commit's fault: the check ends neutral, never as a red cross.
+		newer := ""
+		if pr.Newer != nil {
+			newer = pr.Newer(ctx)
+		}
+		if newer != "" && newer != pr.HeadSHA {
+			check(SupersededCheck(pr.Repo, pr.Number, pr.HeadSHA, newer))
+		} else {
+			check(Check{Status: CheckCompleted, Conclusion: ConclusionNeutral, Title: "Stopped",
+				Summary: fmt.Sprintf("The comparison of head %s was stopped before it finished: its worker stopped, and the job runs again.", head)})
+		}
+		log.Info("stopped", "err", err, "newer", short(newer))
 		return err
 	case errors.Is(err, workspace.ErrUnknownRevision):
 		text := fmt.Sprintf("A revision to compare no longer exists in the repository (was the branch force-pushed or deleted?): %v.", err)

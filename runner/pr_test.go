@@ -41,12 +41,6 @@ func (r *recorder) UpsertSummary(_ context.Context, _ string, pr int, body strin
 	return r.fail
 }
 
-func (r *recorder) Reply(_ context.Context, _ string, _ int, body string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.replies = append(r.replies, body)
-	return r.fail
-}
 
 func (r *recorder) SetCheck(_ context.Context, _, sha string, c Check) error {
 	r.mu.Lock()

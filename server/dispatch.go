@@ -34,6 +34,7 @@ type Inserter interface {
 	InsertBisect(ctx context.Context, queueName string, args queue.BisectArgs) (queue.Inserted, error)
 	InsertCommand(ctx context.Context, args queue.CommandArgs) (queue.Inserted, error)
 	InsertNotify(ctx context.Context, args queue.NotifyArgs) error
+	ClosePullRequest(ctx context.Context, repo string, pr int) ([]string, error)
 }
 
 // A Dispatcher turns webhook events into jobs; it is the webhook
@@ -167,9 +168,20 @@ func (d *Dispatcher) handle(ctx context.Context, q Inserter, e webhook.Event, c 
 }
 
 func (d *Dispatcher) pullRequest(ctx context.Context, q Inserter, c *committed, log *slog.Logger, repo Repo, e *webhook.PullRequest) error {
-	if e.Fork { // opened: the others are ignored
+	if e.Action == "closed" {
+		// Its queued comparisons will never be wanted: drop them, and end
+		// the checks they left "Queued".
+		heads, err := q.ClosePullRequest(ctx, repo.Name, e.Number)
+		if err != nil {
+			return err
+		}
+		c.info(log, "pull request closed", "dropped_heads", len(heads))
+		return nil
+	}
+	if e.Fork {
 		c.info(log, "pull request from a fork; not built until a maintainer comments /perfbot run")
-		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice})
+		// One notice a pull request, edited in place on every push.
+		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: forkNotice, ReplyKey: "fork notice"})
 	}
 	ins, err := q.InsertCompare(ctx, repo.Queue, queue.CompareArgs{
 		Repo: repo.Name, PR: e.Number, HeadSHA: e.HeadSHA, BaseSHA: e.BaseSHA,
@@ -194,7 +206,7 @@ const forkNotice = "perfbot does not build pull requests from forks on its own: 
 
 func (d *Dispatcher) command(ctx context.Context, q Inserter, c *committed, log *slog.Logger, repo Repo, e *webhook.Command) error {
 	reply := func(text string) error {
-		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: text})
+		return q.InsertNotify(ctx, queue.NotifyArgs{Repo: repo.Name, PR: e.Number, Reply: text, ReplyKey: "delivery " + e.Delivery})
 	}
 	if !maintainers[e.Association] {
 		c.info(log, "command refused: not a maintainer", "association", e.Association)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -58,15 +59,20 @@ func TestConcurrentPushesLeaveOneComparisonForTheNewestHead(t *testing.T) {
 	}
 	live := map[string]bool{"available": true, "running": true, "scheduled": true, "pending": true, "retryable": true}
 	compares, notes := map[int][]string{}, map[int][]string{}
+	// cancelled and ended: per pull request, the heads whose comparison a
+	// newer push cancelled, and those whose check a note ends.
+	cancelled, ended := map[int][]string{}, map[int][]string{}
 	for _, j := range riverJobs(t, db) {
-		if !live[j.State] {
-			continue
-		}
 		pr := int(j.Args["pr"].(float64))
-		switch j.Kind {
-		case queue.KindCompare:
+		switch {
+		case j.Kind == queue.KindCompare && j.State == "cancelled":
+			cancelled[pr] = append(cancelled[pr], j.Args["head_sha"].(string))
+		case !live[j.State]:
+		case j.Kind == queue.KindCompare:
 			compares[pr] = append(compares[pr], j.Args["head_sha"].(string))
-		case queue.KindNotify:
+		case j.Kind == queue.KindNotify && j.Args["superseded_by"] != nil:
+			ended[pr] = append(ended[pr], j.Args["check_sha"].(string))
+		case j.Kind == queue.KindNotify:
 			notes[pr] = append(notes[pr], j.Args["check_sha"].(string))
 		}
 	}
@@ -74,6 +80,11 @@ func TestConcurrentPushesLeaveOneComparisonForTheNewestHead(t *testing.T) {
 		want := fmt.Sprint([]string{newest[pr]})
 		if fmt.Sprint(compares[pr]) != want || fmt.Sprint(notes[pr]) != want {
 			t.Errorf("#%d: live comparisons %v, queued-check notes %v; want %s alone in each", pr, compares[pr], notes[pr], newest[pr][:12])
+		}
+		slices.Sort(cancelled[pr])
+		slices.Sort(ended[pr])
+		if fmt.Sprint(cancelled[pr]) != fmt.Sprint(ended[pr]) {
+			t.Errorf("#%d: comparisons cancelled for %v, checks ended for %v; want every cancelled head's check ended, once", pr, cancelled[pr], ended[pr])
 		}
 	}
 }

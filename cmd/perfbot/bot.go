@@ -161,6 +161,7 @@ not run (the database unreachable, the address taken).`,
 			}
 			defer q.Stop(context.WithoutCancel(ctx))
 			go pruneDeliveries(ctx, db, log)
+			go rescueControl(ctx, q, log)
 			servers := []served{{"webhook", webhookLn, server.New(webhookCfg)}}
 			if dashLn != nil {
 				servers = append(servers, served{"dashboard", dashLn, server.New(dashCfg)})
@@ -170,6 +171,37 @@ not run (the database unreachable, the address taken).`,
 	}
 	b.register(cmd)
 	return cmd
+}
+
+// controlRescueEvery and controlRescueAfter bound how long a control job
+// (a queued check, a reply) that perfbot serve was running when it died
+// waits: it counts as abandoned once it has run controlRescueAfter (its
+// timeout, controlTimeout, plus a margin) and is found within
+// controlRescueEvery, so it runs again within about 1m45s rather than after
+// River's rescue, which waits job_timeout + 10 minutes for every kind so as
+// to spare measuring jobs.
+const (
+	controlRescueEvery = 30 * time.Second
+	controlRescueAfter = controlTimeout + 15*time.Second
+)
+
+// rescueControl rescues abandoned control jobs every controlRescueEvery
+// until ctx ends.
+func rescueControl(ctx context.Context, q *queue.Client, log *slog.Logger) {
+	t := time.NewTicker(controlRescueEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n, err := q.RescueControl(ctx, controlRescueAfter); err != nil && ctx.Err() == nil {
+			log.Error("rescue control jobs", "err", err)
+		} else if n > 0 {
+			log.Warn("rescued control jobs left running by a process that is gone", "count", n)
+		}
+	}
 }
 
 // pruneDeliveries forgets webhook deliveries older than GitHub redelivers

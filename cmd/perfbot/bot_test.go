@@ -416,8 +416,11 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 	if states[head1] != "completed" || states[head2] != "cancelled" || states[head3] != "completed" {
 		t.Errorf("job states %v; want head1 completed, head2 cancelled, head3 completed", states)
 	}
-	if c, n := e.check(head2); n != 1 || c.Status != "completed" || c.Conclusion != "cancelled" {
-		t.Errorf("head2: %d check runs, last %+v; want one, completed, cancelled", n, c)
+	// head2's check ends neutral, naming head3 (both its worker and the
+	// note queued with head3 say so): never "cancelled" (a red cross on a
+	// commit status, and a failed required check).
+	if c, n := e.check(head2); n != 1 || c.Status != "completed" || c.Conclusion != "neutral" || c.Title != "Superseded by "+head3[:12] {
+		t.Errorf("head2: %d check runs, last %+v; want one, completed, neutral, superseded by %s", n, c, head3[:12])
 	}
 	if c, n := e.check(head3); n != 1 || c.Conclusion == "failure" || c.Conclusion == "action_required" {
 		t.Errorf("head3: %d check runs, last %+v; want one, not a failure", n, c)
@@ -500,6 +503,56 @@ func TestBotEndToEndOneCommentOneCheckAndSupersededJobsCancelled(t *testing.T) {
 		t.Errorf("dashboard comparison of head1: %+v; want the stored regression", stored)
 	}
 	e.checkNoSecretShows(t, []int{pr}, nil, base, head1, head2)
+}
+
+// TestQueuedChecksOfDroppedHeadsEnd: with no worker to run them, a pull
+// request's pushes leave each head's check "Queued" until a newer push
+// supersedes it or the pull request is closed; then serve ends it,
+// neutral, saying which. A reply to a command is one comment however
+// often the command's job runs.
+func TestQueuedChecksOfDroppedHeadsEnd(t *testing.T) {
+	e := startBot(t, botOptions{noWorker: true})
+	const pr = 21
+	base := e.repo.Git(t, "rev-parse", "HEAD")
+	var heads []string
+	for i := range 3 {
+		heads = append(heads, e.repo.Commit(t, fmt.Sprintf("push %d", i), map[string]string{"value": fmt.Sprintf("%d\n", 1000+i)}))
+	}
+	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "feature", HeadSHA: heads[0]})
+	for i, h := range heads {
+		action := "synchronize"
+		if i == 0 {
+			action = "opened"
+		}
+		e.gh.SetHead(e2eOwner, e2eName, pr, h)
+		if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload(action, pr, base, h)); code != http.StatusAccepted {
+			t.Fatalf("%s %s: %d %q", action, h[:7], code, body)
+		}
+		e.waitFor(t, h[:7]+"'s check to be queued", 30*time.Second, func() bool {
+			c, _ := e.check(h)
+			return c.Status == "queued"
+		})
+	}
+	if code, body := e.post(t, "pull_request", e.nextDelivery(), e.pullRequestPayload("closed", pr, base, heads[2])); code != http.StatusAccepted {
+		t.Fatalf("closed: %d %q", code, body)
+	}
+	want := map[string]string{heads[0]: "Superseded by " + heads[1][:12], heads[1]: "Superseded by " + heads[2][:12], heads[2]: "Pull request closed"}
+	e.waitFor(t, "every head's check to end", 30*time.Second, func() bool {
+		for h, title := range want {
+			if c, _ := e.check(h); c.Status != "completed" || c.Title != title {
+				return false
+			}
+		}
+		return true
+	})
+	for h, title := range want {
+		if c, n := e.check(h); n != 1 || c.Conclusion != "neutral" || c.Title != title {
+			t.Errorf("%s: %d check runs, last %+v; want one, completed, neutral, %q", h[:7], n, c, title)
+		}
+	}
+	if cmp := e.jobStates(t); cmp[heads[0]] != "cancelled" || cmp[heads[1]] != "cancelled" || cmp[heads[2]] != "cancelled" {
+		t.Errorf("comparison jobs %v; want all three cancelled", cmp)
+	}
 }
 
 // checkNoSecretShows looks for the token, the webhook secret, the

@@ -273,6 +273,21 @@ func TestChaosSoak(t *testing.T) {
 		}
 	}
 
+	// Every head pushed, not only the newest: no check left queued or in
+	// progress, and none a red cross for having been superseded (it ends
+	// neutral, or with its own verdict when its comparison finished first).
+	seen := map[string]bool{}
+	for _, d := range all {
+		if seen[d.head] {
+			continue
+		}
+		seen[d.head] = true
+		c, n := e.check(d.head)
+		if n > 0 && (c.Status != "completed" || c.Conclusion == "cancelled") {
+			t.Errorf("PR %d push %d (%.12s): check %s %s %q; want completed, neutral and superseded, or its own verdict", d.pr, d.push, d.head, c.Status, c.Conclusion, c.Title)
+		}
+	}
+
 	// No job ran to completion twice; every comparison's runs are of an
 	// ended session.
 	label := regexp.MustCompile(`^perfbot_compare job (\d+) attempt (\d+)$`)

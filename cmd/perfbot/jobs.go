@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,13 +39,23 @@ func (p *publisher) UpsertSummary(ctx context.Context, repo string, pr int, body
 	return err
 }
 
-func (p *publisher) Reply(ctx context.Context, repo string, pr int, body string) error {
-	r, err := github.ParseRepo(repo)
-	if err != nil {
-		return err
-	}
-	_, err = p.gh.Comment(ctx, r, pr, body)
-	return err
+// Reply makes body perfbot's one comment answering key (a delivery, a
+// command, a job): a hidden marker names the key, and a retried job edits
+// the comment it posted before instead of posting it again.
+func (p *publisher) Reply(ctx context.Context, repo string, pr int, key, body string) error {
+	marker := replyMarker(key)
+	return p.UpsertMarked(ctx, repo, pr, marker, marker+"\n"+body)
+}
+
+// replyMarker is the hidden first line of the reply that answers key.
+func replyMarker(key string) string {
+	key = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '-' || r == '>' {
+			return '_'
+		}
+		return r
+	}, key)
+	return github.MarkerPrefix + "reply " + key + " -->"
 }
 
 func (p *publisher) SetCheck(ctx context.Context, repo, sha string, c runner.Check) error {
@@ -153,6 +164,13 @@ func (w *compareWorker) Work(ctx context.Context, job *river.Job[queue.CompareAr
 	res, err := w.runnerFor(a.Repo).PullRequest(ctx, w.pub, runner.PullRequest{
 		Repo: a.Repo, Number: a.PR, Source: a.CloneURL, BaseSHA: a.BaseSHA, HeadSHA: a.HeadSHA, Count: a.Count,
 		Attempt: job.Attempt, FinalAttempt: job.Attempt >= job.MaxAttempts,
+		Newer: func(ctx context.Context) string {
+			newest, err := w.queue.NewestHead(ctx, a.Repo, a.PR)
+			if err != nil {
+				w.log.Warn("read the newest head", "job_id", job.ID, "err", err)
+			}
+			return newest
+		},
 	})
 	if errors.Is(err, runner.ErrPublish) {
 		// Measured and stored, but GitHub did not take the result: retry
@@ -231,6 +249,11 @@ func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandAr
 	defer func(start time.Time) { w.observe(queue.KindCommand, start, err) }(time.Now())
 	ctx = runner.WithSessionLabel(ctx, jobLabel(job.JobRow))
 	a := job.Args
+	// One reply a command, whichever of its attempts posts it.
+	replyKey := "command " + a.Delivery
+	if a.Delivery == "" {
+		replyKey = fmt.Sprintf("job %d", job.ID)
+	}
 	repo, err := github.ParseRepo(a.Repo)
 	if err != nil {
 		return river.JobCancel(err)
@@ -243,7 +266,7 @@ func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandAr
 		return err
 	}
 	if pr.State != "open" {
-		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s this pull request is %s; perfbot compares open pull requests only.", a.Requester, pr.State))
+		return w.pub.Reply(ctx, a.Repo, a.PR, replyKey, fmt.Sprintf("@%s this pull request is %s; perfbot compares open pull requests only.", a.Requester, pr.State))
 	}
 	clone := a.CloneURL
 	if clone == "" {
@@ -257,10 +280,10 @@ func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandAr
 		return err
 	}
 	if ins.Superseded {
-		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s a newer head, `%s`, is queued already; perfbot compares that one.", a.Requester, short(ins.Newer)))
+		return w.pub.Reply(ctx, a.Repo, a.PR, replyKey, fmt.Sprintf("@%s a newer head, `%s`, is queued already; perfbot compares that one.", a.Requester, short(ins.Newer)))
 	}
 	if ins.Duplicate {
-		return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s a comparison of `%s` is already queued or running.", a.Requester, short(pr.HeadSHA)))
+		return w.pub.Reply(ctx, a.Repo, a.PR, replyKey, fmt.Sprintf("@%s a comparison of `%s` is already queued or running.", a.Requester, short(pr.HeadSHA)))
 	}
 	if err := w.pub.SetCheck(ctx, a.Repo, pr.HeadSHA, runner.Check{Status: runner.CheckQueued, Title: "Queued by /perfbot run"}); err != nil {
 		return err
@@ -269,7 +292,7 @@ func (w *commandWorker) Work(ctx context.Context, job *river.Job[queue.CommandAr
 	if a.Count > 0 {
 		count = fmt.Sprint(a.Count)
 	}
-	return w.pub.Reply(ctx, a.Repo, a.PR, fmt.Sprintf("@%s queued: `%s` against `%s`, %s runs a side.", a.Requester, short(pr.BaseSHA), short(pr.HeadSHA), count))
+	return w.pub.Reply(ctx, a.Repo, a.PR, replyKey, fmt.Sprintf("@%s queued: `%s` against `%s`, %s runs a side.", a.Requester, short(pr.BaseSHA), short(pr.HeadSHA), count))
 }
 
 // notifyWorker posts replies and queued checks; perfbot serve works it.
@@ -287,6 +310,19 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs
 	if a.Comparison != 0 {
 		return w.publishStored(ctx, a)
 	}
+	if a.CheckSHA != "" && (a.SupersededBy != "" || a.Closed) {
+		// The comparison of CheckSHA was dropped: end its check, unless
+		// it finished first and published its own.
+		done, err := w.queue.Finished(ctx, a.Repo, a.PR, a.CheckSHA)
+		if err != nil || done {
+			return err
+		}
+		ch := runner.ClosedCheck(a.CheckSHA)
+		if a.SupersededBy != "" {
+			ch = runner.SupersededCheck(a.Repo, a.PR, a.CheckSHA, a.SupersededBy)
+		}
+		return w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, ch)
+	}
 	if a.CheckSHA != "" {
 		// A worker may have started (or finished) the comparison already:
 		// then "queued" would be a step back.
@@ -301,7 +337,7 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs
 		}
 	}
 	if a.Reply != "" {
-		return w.pub.Reply(ctx, a.Repo, a.PR, a.Reply)
+		return w.pub.Reply(ctx, a.Repo, a.PR, cmp.Or(a.ReplyKey, fmt.Sprintf("job %d", job.ID)), a.Reply)
 	}
 	return nil
 }

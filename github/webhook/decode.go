@@ -18,7 +18,7 @@ func decodePullRequest(delivery string, payload []byte) (Event, string, error) {
 		return nil, "", fmt.Errorf("malformed pull_request payload: %v", err)
 	}
 	switch action := ev.GetAction(); action {
-	case "opened", "synchronize", "reopened", "ready_for_review":
+	case "opened", "synchronize", "reopened", "ready_for_review", "closed":
 	default:
 		return nil, fmt.Sprintf("pull_request action %q", action), nil
 	}

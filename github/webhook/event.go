@@ -18,11 +18,12 @@ type Event interface {
 }
 
 // A PullRequest is a pull_request delivery whose action asks for a
-// benchmark: opened, synchronize, reopened or ready_for_review.
+// benchmark (opened, synchronize, reopened or ready_for_review) or drops
+// the ones queued (closed).
 type PullRequest struct {
 	Delivery string // X-GitHub-Delivery
 	Repo     string // base repository, "owner/name"
-	Action   string // opened, synchronize, reopened or ready_for_review
+	Action   string // opened, synchronize, reopened, ready_for_review or closed
 	Number   int
 	Draft    bool
 	// Fork is true when the head branch lives in another repository than

@@ -236,6 +236,14 @@ func TestHandlerAcceptsPullRequests(t *testing.T) {
 				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
 		},
 		{
+			// Closed: its queued comparisons are dropped and their checks
+			// ended (server.Dispatcher).
+			name: "closed",
+			body: func(t *testing.T) []byte { return edited(t, "pull_request_opened.json", setAction("closed")) },
+			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "closed", Number: 42,
+				BaseRef: "main", BaseSHA: baseSHA, HeadRef: "msm-xyzz", HeadSHA: headSHA, CloneURL: cloneURL, Sender: "bob-maint", UpdatedAt: fixtureUpdated},
+		},
+		{
 			name: "ready_for_review",
 			body: func(t *testing.T) []byte { return edited(t, "pull_request_draft.json", setAction("ready_for_review")) },
 			want: &PullRequest{Delivery: "d-1", Repo: repoName, Action: "ready_for_review", Number: 58, Draft: true,
@@ -366,8 +374,9 @@ func TestHandlerIgnoresWhatPerfbotDoesNotActOn(t *testing.T) {
 	}{
 		{"ping", "ping", func(t *testing.T) []byte { return fixture(t, "ping.json") },
 			http.StatusOK, "pong", "ping/ignored"},
-		{"closed pull request", "pull_request", func(t *testing.T) []byte { return fixture(t, "pull_request_closed.json") },
-			http.StatusAccepted, `ignored: pull_request action "closed"`, "pull_request/ignored"},
+		{"labeled pull request", "pull_request", func(t *testing.T) []byte {
+			return edited(t, "pull_request_closed.json", func(m map[string]any) { m["action"] = "labeled" })
+		}, http.StatusAccepted, `ignored: pull_request action "labeled"`, "pull_request/ignored"},
 		{"comment on a plain issue", "issue_comment", func(t *testing.T) []byte { return fixture(t, "issue_comment_issue.json") },
 			http.StatusAccepted, "ignored: comment on an issue, not a pull request", "issue_comment/ignored"},
 		{"comment without a command", "issue_comment", comment(func(m map[string]any) { obj(m, "comment")["body"] = "LGTM" }),

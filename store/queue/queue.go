@@ -17,8 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
+	"github.com/lib/pq"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/rivertype"
@@ -117,8 +119,17 @@ func (CommandArgs) Kind() string { return KindCommand }
 type NotifyArgs struct {
 	Repo string `json:"repo"`
 	PR   int    `json:"pr"`
-	// Reply, when set, is posted as a new comment.
-	Reply string `json:"reply,omitempty"`
+	// Reply, when set, is posted as perfbot's comment answering ReplyKey
+	// (the delivery or command it answers): found by its marker and
+	// edited, so that a retried job never posts it twice. A job without a
+	// key (queued before keys existed) answers under its own job id.
+	Reply    string `json:"reply,omitempty"`
+	ReplyKey string `json:"reply_key,omitempty"`
+	// SupersededBy, when set, ends CheckSHA's check neutral, superseded
+	// by that newer head (unless its comparison finished first); Closed
+	// ends it neutral because the pull request was closed.
+	SupersededBy string `json:"superseded_by,omitempty"`
+	Closed       bool   `json:"closed,omitempty"`
 	// CheckSHA, when set, gets perfbot's check set to queued with
 	// CheckTitle.
 	CheckSHA   string `json:"check_sha,omitempty"`
@@ -310,9 +321,16 @@ func (t *Tx) InsertCompare(ctx context.Context, queue string, args CompareArgs) 
 	if newer != "" {
 		return Inserted{Superseded: true, Newer: newer}, nil
 	}
-	cancelled, err := t.cancelSuperseded(ctx, args)
+	cancelled, heads, err := t.cancelSuperseded(ctx, args)
 	if err != nil {
 		return Inserted{}, err
+	}
+	// The checks of the heads whose comparisons were cancelled end,
+	// naming this one: a "Queued" check left on them would stay forever.
+	for _, h := range heads {
+		if err := t.InsertNotify(ctx, NotifyArgs{Repo: args.Repo, PR: args.PR, CheckSHA: h, SupersededBy: args.HeadSHA}); err != nil {
+			return Inserted{}, err
+		}
 	}
 	res, err := t.c.River.InsertTx(ctx, t.tx, args, t.c.insertOpts(queue))
 	if err != nil {
@@ -443,16 +461,20 @@ func (t *Tx) claimHead(ctx context.Context, args CompareArgs) (string, error) {
 // perfbot_notify_by_pr), not a scan of the queue: their kind is a literal
 // so that the planner can use the partial indexes.
 const (
-	supersededCompares = `SELECT id FROM river_job
+	supersededCompares = `SELECT id, args->>'head_sha' FROM river_job
 		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
 		AND args->>'head_sha' <> $3
 		AND state IN ('available', 'pending', 'running', 'scheduled', 'retryable')
 		ORDER BY id`
-	supersededNotes = `SELECT id FROM river_job
+	supersededNotes = `SELECT id, args->>'check_sha' FROM river_job
 		WHERE kind = 'perfbot_notify' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
 		AND args->>'check_sha' <> $3 AND coalesce(args->>'reply', '') = '' AND args->'comparison' IS NULL
+		AND coalesce(args->>'superseded_by', '') = '' AND coalesce(args->>'closed', 'false') = 'false'
 		AND state IN ('available', 'pending', 'scheduled', 'retryable')
 		ORDER BY id`
+	finishedCompare = `SELECT EXISTS (SELECT 1 FROM river_job
+		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'head_sha' = $3 AND state = 'completed')`
 	waitingCompare = `SELECT EXISTS (SELECT 1 FROM river_job
 		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
 		AND args->>'head_sha' = $3
@@ -467,44 +489,137 @@ func IndexedQueries() map[string]string {
 		supersededCompares: "perfbot_compare_by_pr",
 		supersededNotes:    "perfbot_notify_by_pr",
 		waitingCompare:     "perfbot_compare_by_pr",
+		finishedCompare:    "perfbot_compare_by_pr",
 	}
 }
 
 // cancelSuperseded cancels the live compare jobs of args's pull request
 // whose head is not args.HeadSHA, and the notes that would set those
-// heads' checks to queued.
-func (t *Tx) cancelSuperseded(ctx context.Context, args CompareArgs) ([]int64, error) {
-	var ids []int64
-	for _, q := range []string{supersededCompares, supersededNotes} {
-		found, err := t.ids(ctx, q, args.Repo, args.PR, args.HeadSHA)
-		if err != nil {
-			return ids, fmt.Errorf("find jobs superseded by %s#%d at %s: %w", args.Repo, args.PR, short(args.HeadSHA), err)
-		}
-		for _, id := range found {
-			if _, err := t.c.River.JobCancelTx(ctx, t.tx, id); err != nil {
-				return ids, fmt.Errorf("cancel job %d (superseded by %s): %w", id, short(args.HeadSHA), err)
-			}
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
+// heads' checks to queued; it returns the jobs it cancelled and the heads
+// of the cancelled comparisons, each once.
+func (t *Tx) cancelSuperseded(ctx context.Context, args CompareArgs) (ids []int64, heads []string, err error) {
+	return t.cancelJobs(ctx, fmt.Sprintf("superseded by %s", short(args.HeadSHA)), args.Repo, args.PR, args.HeadSHA)
 }
 
-func (t *Tx) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+// cancelJobs cancels the live compare jobs and queued-check notes of a
+// pull request whose head is not except ("" for every head), and returns
+// them and the cancelled comparisons' heads, each once.
+func (t *Tx) cancelJobs(ctx context.Context, why, repo string, pr int, except string) (ids []int64, heads []string, err error) {
+	for i, q := range []string{supersededCompares, supersededNotes} {
+		found, shas, err := t.idsAndSHAs(ctx, q, repo, pr, except)
+		if err != nil {
+			return ids, heads, fmt.Errorf("find jobs of %s#%d (%s): %w", repo, pr, why, err)
+		}
+		for j, id := range found {
+			if _, err := t.c.River.JobCancelTx(ctx, t.tx, id); err != nil {
+				return ids, heads, fmt.Errorf("cancel job %d (%s): %w", id, why, err)
+			}
+			ids = append(ids, id)
+			if i == 0 && !slices.Contains(heads, shas[j]) {
+				heads = append(heads, shas[j])
+			}
+		}
+	}
+	return ids, heads, nil
+}
+
+// ClosePullRequest cancels every live comparison of a closed pull request
+// and the notes that would set checks to queued, and queues the notes that
+// end those heads' checks, neutral: "Pull request closed". It returns the
+// heads.
+func (c *Client) ClosePullRequest(ctx context.Context, repo string, pr int) ([]string, error) {
+	var heads []string
+	err := c.InTx(ctx, func(t *Tx) (err error) {
+		heads, err = t.ClosePullRequest(ctx, repo, pr)
+		return err
+	})
+	return heads, err
+}
+
+// ClosePullRequest is Client.ClosePullRequest in the transaction.
+func (t *Tx) ClosePullRequest(ctx context.Context, repo string, pr int) ([]string, error) {
+	_, heads, err := t.cancelJobs(ctx, "pull request closed", repo, pr, "")
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+	for _, h := range heads {
+		if err := t.InsertNotify(ctx, NotifyArgs{Repo: repo, PR: pr, CheckSHA: h, Closed: true}); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	return heads, nil
+}
+
+// ControlKinds are the kinds of the control queue's short jobs (a few
+// GitHub calls each): RescueControl rescues them.
+var ControlKinds = []string{KindNotify, KindCommand}
+
+// RescueControl makes the control jobs that have been running for longer
+// than after retryable again (discarded when they have no attempt left),
+// as River's rescuer does for every kind after RescueAfter: a control
+// job runs for seconds and River cancels it at its timeout, so one still
+// "running" well past that lost its process (perfbot serve killed), and
+// waiting hours for the rescuer, which must spare measuring jobs, would
+// leave a queued check or a reply that long. It returns how many it
+// rescued.
+func (c *Client) RescueControl(ctx context.Context, after time.Duration) (int, error) {
+	res, err := c.db.SQL().ExecContext(ctx, `
+		UPDATE river_job SET
+			state = CASE WHEN attempt >= max_attempts THEN 'discarded'::river_job_state ELSE 'retryable'::river_job_state END,
+			finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+			scheduled_at = now(),
+			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt,
+				'error', 'perfbot: control job rescued: still running long after its timeout (its process is gone)', 'trace', ''))
+		WHERE state = 'running' AND kind = ANY($1) AND attempted_at < now() - make_interval(secs => $2)`,
+		pq.Array(ControlKinds), after.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("rescue control jobs: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// Finished reports whether the comparison of head of the pull request
+// completed (and so published its own check).
+func (c *Client) Finished(ctx context.Context, repo string, pr int, head string) (bool, error) {
+	var done bool
+	if err := c.db.SQL().QueryRowContext(ctx, finishedCompare, repo, pr, head).Scan(&done); err != nil {
+		return false, fmt.Errorf("find the finished comparison of %s#%d at %s: %w", repo, pr, short(head), err)
+	}
+	return done, nil
+}
+
+// NewestHead returns the newest head queued for the pull request ("" when
+// none was).
+func (c *Client) NewestHead(ctx context.Context, repo string, pr int) (string, error) {
+	var head string
+	err := c.db.SQL().QueryRowContext(ctx, `SELECT head_sha FROM pull_heads WHERE repo = $1 AND pr = $2`, repo, pr).Scan(&head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the newest head of %s#%d: %w", repo, pr, err)
+	}
+	return head, nil
+}
+
+func (t *Tx) idsAndSHAs(ctx context.Context, query string, args ...any) ([]int64, []string, error) {
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	var shas []string
+	for rows.Next() {
+		var id int64
+		var sha sql.NullString
+		if err := rows.Scan(&id, &sha); err != nil {
+			return nil, nil, err
+		}
+		ids, shas = append(ids, id), append(shas, sha.String)
+	}
+	return ids, shas, rows.Err()
 }
 
 // Waiting reports whether a comparison of repo#pr at head is queued and
