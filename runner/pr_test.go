@@ -18,11 +18,10 @@ import (
 )
 
 // recorder is a Publisher that keeps what a pull request would show: one
-// summary per pull request, replies, and every check update per commit.
+// summary per pull request and every check update per commit.
 type recorder struct {
 	mu        sync.Mutex
 	summaries map[int][]string // every body upserted, in order
-	replies   []string
 	checks    map[string][]Check
 	fail      error // returned by every call when set
 }
@@ -40,7 +39,6 @@ func (r *recorder) UpsertSummary(_ context.Context, _ string, pr int, body strin
 	r.summaries[pr] = append(r.summaries[pr], body)
 	return r.fail
 }
-
 
 func (r *recorder) SetCheck(_ context.Context, _, sha string, c Check) error {
 	r.mu.Lock()
@@ -222,19 +220,30 @@ func TestPullRequestTimeoutAndCancellation(t *testing.T) {
 		t.Errorf("timeout: summaries %q; want one about the job timeout", s)
 	}
 
-	// Cancelled (a newer push): the check says stopped, no summary.
-	pub = newRecorder()
-	ctx, cancel = context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	_, err = r.PullRequest(ctx, pub, PullRequest{Repo: "o/r", Number: 3, Source: repo.Dir, BaseSHA: base, HeadSHA: base, Attempt: 1})
-	if err == nil || errors.Is(err, ErrPermanent) {
-		t.Errorf("cancelled: error %v; want a non-permanent error", err)
+	// Cancelled: by a newer push, the check ends neutral naming it; by
+	// the worker stopping (no newer head), neutral "Stopped". Never
+	// "cancelled", which a commit status shows as an error. No summary.
+	newer := strings.Repeat("f", 40)
+	for i, tc := range []struct {
+		newer, title string
+	}{{newer, "Superseded by " + newer[:12]}, {"", "Stopped"}} {
+		pub = newRecorder()
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		_, err = r.PullRequest(ctx, pub, PullRequest{Repo: "o/r", Number: 3 + i, Source: repo.Dir, BaseSHA: base, HeadSHA: base, Attempt: 1,
+			Newer: func(context.Context) string { return tc.newer }})
+		if err == nil || errors.Is(err, ErrPermanent) {
+			t.Errorf("cancelled (newer %q): error %v; want a non-permanent error", tc.newer, err)
+		}
+		if last := pub.last(base); last.Status != CheckCompleted || last.Conclusion != ConclusionNeutral || last.Title != tc.title {
+			t.Errorf("cancelled (newer %q): last check %+v, want completed, neutral, %q", tc.newer, last, tc.title)
+		}
+		if len(pub.summaries[3+i]) != 0 {
+			t.Errorf("cancelled: summaries %q; want none", pub.summaries[3+i])
+		}
 	}
-	if last := pub.last(base); last.Conclusion != ConclusionCancelled {
-		t.Errorf("cancelled: last check %+v, want cancelled", last)
-	}
-	if len(pub.summaries[3]) != 0 {
-		t.Errorf("cancelled: summaries %q; want none", pub.summaries[3])
+	if c := SupersededCheck("o/r", 3, base, newer); !strings.Contains(c.Summary, "https://github.com/o/r/pull/3/commits/"+newer) {
+		t.Errorf("superseded check's summary %q lacks the link to the newer head", c.Summary)
 	}
 }
 

@@ -334,12 +334,38 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs
 			if err := w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, runner.Check{Status: runner.CheckQueued, Title: a.CheckTitle}); err != nil {
 				return err
 			}
+			// A newer push, or the pull request closing, may have dropped
+			// the comparison while "queued" was being posted, and the note
+			// that ends the check may have run first: end it now. (A note
+			// inserted after this look posts after "queued" did.)
+			if err := w.endIfDropped(ctx, a.Repo, a.PR, a.CheckSHA); err != nil {
+				return err
+			}
 		}
 	}
 	if a.Reply != "" {
 		return w.pub.Reply(ctx, a.Repo, a.PR, cmp.Or(a.ReplyKey, fmt.Sprintf("job %d", job.ID)), a.Reply)
 	}
 	return nil
+}
+
+// endIfDropped ends the check of head neutral when its comparison was
+// dropped: superseded by the pull request's newest head, or, when it is
+// the newest, because the pull request was closed.
+func (w *notifyWorker) endIfDropped(ctx context.Context, repo string, pr int, head string) error {
+	dropped, err := w.queue.Dropped(ctx, repo, pr, head)
+	if err != nil || !dropped {
+		return err
+	}
+	newest, err := w.queue.NewestHead(ctx, repo, pr)
+	if err != nil {
+		return err
+	}
+	ch := runner.ClosedCheck(head)
+	if newest != "" && newest != head {
+		ch = runner.SupersededCheck(repo, pr, head, newest)
+	}
+	return w.pub.SetCheck(ctx, repo, head, ch)
 }
 
 // publishStored publishes a stored comparison whose worker could not.

@@ -472,6 +472,12 @@ const (
 		AND coalesce(args->>'superseded_by', '') = '' AND coalesce(args->>'closed', 'false') = 'false'
 		AND state IN ('available', 'pending', 'scheduled', 'retryable')
 		ORDER BY id`
+	droppedCompare = `SELECT EXISTS (SELECT 1 FROM river_job
+		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'head_sha' = $3 AND state = 'cancelled')
+		AND NOT EXISTS (SELECT 1 FROM river_job
+		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
+		AND args->>'head_sha' = $3 AND state <> 'cancelled')`
 	finishedCompare = `SELECT EXISTS (SELECT 1 FROM river_job
 		WHERE kind = 'perfbot_compare' AND args->>'repo' = $1 AND (args->>'pr')::bigint = $2
 		AND args->>'head_sha' = $3 AND state = 'completed')`
@@ -490,6 +496,7 @@ func IndexedQueries() map[string]string {
 		supersededNotes:    "perfbot_notify_by_pr",
 		waitingCompare:     "perfbot_compare_by_pr",
 		finishedCompare:    "perfbot_compare_by_pr",
+		droppedCompare:     "perfbot_compare_by_pr",
 	}
 }
 
@@ -587,6 +594,17 @@ func (c *Client) Finished(ctx context.Context, repo string, pr int, head string)
 		return false, fmt.Errorf("find the finished comparison of %s#%d at %s: %w", repo, pr, short(head), err)
 	}
 	return done, nil
+}
+
+// Dropped reports whether every comparison of head of the pull request
+// was cancelled (by a newer push, or the pull request closing), and none
+// is queued, running or done.
+func (c *Client) Dropped(ctx context.Context, repo string, pr int, head string) (bool, error) {
+	var dropped bool
+	if err := c.db.SQL().QueryRowContext(ctx, droppedCompare, repo, pr, head).Scan(&dropped); err != nil {
+		return false, fmt.Errorf("find the dropped comparison of %s#%d at %s: %w", repo, pr, short(head), err)
+	}
+	return dropped, nil
 }
 
 // NewestHead returns the newest head queued for the pull request ("" when
