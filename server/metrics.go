@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"time"
 
@@ -25,6 +26,12 @@ type Counts struct {
 	Jobs func(context.Context) (map[[2]string]int, error)
 	// Comparisons returns stored comparisons by verdict.
 	Comparisons func(context.Context) (map[string]int64, error)
+	// Pool, when set, is the process's connection pool to the database,
+	// shown as go_sql_*{db_name="perfbot"}: its limit, the connections
+	// open, in use and idle, the waits for one, and those closed beyond
+	// the idle limit or past their idle time or lifetime (a count that
+	// climbs with the deliveries means the pool is too small).
+	Pool *sql.DB
 }
 
 // NewMetrics registers perfbot's metrics, Go's runtime metrics and the
@@ -49,6 +56,9 @@ func NewMetrics(counts Counts, log *slog.Logger) *Metrics {
 	m.Registry.MustRegister(m.webhooks, m.jobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&dbCollector{counts: counts, log: log})
+	if counts.Pool != nil {
+		m.Registry.MustRegister(collectors.NewDBStatsCollector(counts.Pool, "perfbot"))
+	}
 	return m
 }
 

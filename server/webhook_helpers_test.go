@@ -20,8 +20,9 @@ import (
 )
 
 // webhookServer serves perfbot serve's HTTP side (the real webhook Handler
-// with secret, a Dispatcher for repos) over the database at dsn, and
-// returns the /webhook URL, the server (for /metrics) and the database.
+// with secret, a Dispatcher for repos) over the database at dsn, opened
+// with serve's connection pool (DefaultPool), and returns the /webhook
+// URL, the server (for /metrics) and the database.
 func webhookServer(tb testing.TB, dsn string, secret []byte, repos map[string]Repo) (string, *httptest.Server, *store.DB) {
 	tb.Helper()
 	return webhookServerLogged(tb, dsn, secret, repos, nil)
@@ -31,7 +32,7 @@ func webhookServer(tb testing.TB, dsn string, secret []byte, repos map[string]Re
 // logger.
 func webhookServerLogged(tb testing.TB, dsn string, secret []byte, repos map[string]Repo, logger *slog.Logger) (string, *httptest.Server, *store.DB) {
 	tb.Helper()
-	db, err := store.Open(context.Background(), dsn, store.Options{})
+	db, err := store.Open(context.Background(), dsn, store.Options{Pool: DefaultPool()})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -63,6 +63,11 @@ type Options struct {
 	// CreateDir creates a SQLite file's missing directory (and its
 	// parents): for the default database, in the user data directory.
 	CreateDir bool
+	// Pool sizes a PostgreSQL database's connection pool, shared with
+	// the job queue; the zero Pool keeps database/sql's defaults.
+	// A MaxOpen above what the server allows is refused with
+	// ErrPoolTooLarge.
+	Pool Pool
 }
 
 // ErrBadLocation is the error of a SQLite path that cannot hold a
@@ -173,10 +178,18 @@ func open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 		popts = append(popts, goose.WithLogger(goose.NopLogger()))
 	}
 
+	pool := opts.Pool
+	if d.Driver != DriverPostgres {
+		pool = Pool{} // see Pool: SQLite keeps database/sql's defaults
+	}
+	if err := pool.check(); err != nil {
+		return nil, err
+	}
 	sqldb, err := sqlx.Open(d.Driver, d.Source)
 	if err != nil {
 		return nil, err
 	}
+	pool.apply(sqldb.DB)
 	timeout := opts.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -188,6 +201,10 @@ func open(ctx context.Context, d DSN, opts Options) (*DB, error) {
 		if d.Driver == DriverPostgres {
 			return nil, fmt.Errorf("cannot connect to %s: %w (check --db or PERFBOT_DB)", d.host(), err)
 		}
+		return nil, err
+	}
+	if err := pool.checkLimit(pctx, sqldb.DB); err != nil {
+		sqldb.Close()
 		return nil, err
 	}
 

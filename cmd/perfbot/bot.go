@@ -63,12 +63,29 @@ func (b *botFlags) setup(cmd *cobra.Command) (*botConfig, *store.DB, *github.Cli
 	if err != nil {
 		return nil, nil, nil, nil, usagef(cmd, "%v", err)
 	}
-	db, err := store.Open(cmd.Context(), b.db, store.Options{Logger: log})
+	pool, err := cfg.Database.pool(cmd.Name(), defaultPool(cmd.Name()))
+	if err != nil {
+		return nil, nil, nil, nil, usagef(cmd, "%v", err)
+	}
+	db, err := store.Open(cmd.Context(), b.db, store.Options{Logger: log, Pool: pool})
+	if errors.Is(err, store.ErrPoolTooLarge) {
+		setting := "database.max_open_conns"
+		if cfg.Database.MaxOpenConns == nil {
+			setting += fmt.Sprintf(" (unset: perfbot %s's default %d)", cmd.Name(), pool.MaxOpen)
+		}
+		return nil, nil, nil, nil, usagef(cmd, "%s: %v: lower it in %s, or raise the server's limit", setting, err, b.config)
+	}
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	log.Info("database pool", "max_open", pool.MaxOpen, "max_idle", pool.MaxIdle,
+		"max_lifetime", pool.MaxLifetime, "max_idle_time", pool.MaxIdleTime)
 	return cfg, db, gh, log, nil
 }
+
+// workerJobs is how many jobs a worker runs at once: one, since two
+// benchmarks at once on one host would measure each other.
+const workerJobs = 1
 
 func newServeCommand() *cobra.Command {
 	var b botFlags
@@ -121,6 +138,7 @@ not run (the database unreachable, the address taken).`,
 			metrics := server.NewMetrics(server.Counts{
 				Jobs:        func(ctx context.Context) (map[[2]string]int, error) { return queue.Counts(ctx, db.SQL()) },
 				Comparisons: db.ComparisonCounts,
+				Pool:        db.SQL(),
 			}, log)
 			deps := &jobDeps{store: db, gh: gh, pub: &publisher{gh: gh, checkName: cfg.GitHub.CheckName}, metrics: metrics, log: log}
 			workers := allWorkers(deps)
@@ -128,7 +146,7 @@ not run (the database unreachable, the address taken).`,
 			// own settings, so serve uses the workers' job timeout too;
 			// its control jobs set their own, shorter, timeout.
 			q, err := queue.New(db, queue.Config{
-				Queues: map[string]int{queue.ControlQueue: 4}, Workers: workers,
+				Queues: map[string]int{queue.ControlQueue: queue.ControlWorkers}, Workers: workers,
 				JobTimeout: cfg.jobTimeout, RescueAfter: rescueAfter(cfg.jobTimeout), Logger: log,
 			})
 			if err != nil {
@@ -337,7 +355,7 @@ could not run (the database unreachable).`,
 				return err
 			}
 			ctx := cmd.Context()
-			metrics := server.NewMetrics(server.Counts{}, log)
+			metrics := server.NewMetrics(server.Counts{Pool: db.SQL()}, log)
 			deps := &jobDeps{
 				runner:  &runner.Runner{DataDir: dir, Store: db, Logger: log},
 				store:   db,
@@ -350,7 +368,7 @@ could not run (the database unreachable).`,
 			}
 			workers := allWorkers(deps)
 			q, err := queue.New(db, queue.Config{
-				Queues: map[string]int{queueName: 1}, Workers: workers,
+				Queues: map[string]int{queueName: workerJobs}, Workers: workers,
 				JobTimeout: cfg.jobTimeout, RescueAfter: rescueAfter(cfg.jobTimeout), Logger: log,
 			})
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/perfbot/perfbot/github"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/server"
+	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
 
@@ -32,8 +33,108 @@ type botConfig struct {
 	// Dashboard is where perfbot serve's pages, their JSON API, the job
 	// list and /metrics are served, apart from the webhook.
 	Dashboard dashboardConfig `yaml:"dashboard"`
+	// Database sizes each process's connection pool to db.
+	Database databaseConfig `yaml:"database"`
 
 	jobTimeout time.Duration
+}
+
+// databaseConfig sizes the connection pool of one process — perfbot
+// serve, or one worker — to PostgreSQL (store.Pool); River's queue
+// shares it. A setting left out takes the process's default: serve's
+// server.DefaultPool (16 open, for 8 webhook deliveries, 4 control jobs
+// and River's own 4), a worker's queue.Pool(1) (5: its one job and
+// River's 4); both keep every connection when idle, close one idle for
+// 5 minutes and replace each after 30. The limits are per process: serve's
+// and every worker's together must stay below the server's
+// max_connections, which each process checks its own against at start.
+type databaseConfig struct {
+	MaxOpenConns    *int   `yaml:"max_open_conns"`
+	MaxIdleConns    *int   `yaml:"max_idle_conns"`
+	ConnMaxLifetime string `yaml:"conn_max_lifetime"`
+	ConnMaxIdleTime string `yaml:"conn_max_idle_time"`
+
+	lifetime, idleTime *time.Duration
+}
+
+// defaultPool is the connection pool of perfbot command, serve or
+// worker, when the config's database: block sets nothing.
+func defaultPool(command string) store.Pool {
+	if command == "serve" {
+		return server.DefaultPool()
+	}
+	return queue.Pool(workerJobs)
+}
+
+// check checks each setting on its own and parses the durations; pool
+// checks them together with the process's defaults.
+func (d *databaseConfig) check() []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	defaults := fmt.Sprintf("default: serve %d, a worker %d", defaultPool("serve").MaxOpen, defaultPool("worker").MaxOpen)
+	if n := d.MaxOpenConns; n != nil {
+		switch {
+		case *n < 0:
+			bad("database.max_open_conns: %d is negative: give the most connections this process may open, at least 2 (%s)", *n, defaults)
+		case *n == 0:
+			bad("database.max_open_conns: 0 would mean no limit: give the most connections this process may open, at least 2 (%s)", defaults)
+		case *n == 1:
+			bad("database.max_open_conns: 1 cannot work: migrations hold one connection for their lock while they apply on another; give at least 2")
+		}
+	}
+	if n := d.MaxIdleConns; n != nil {
+		switch {
+		case *n < 0:
+			bad("database.max_idle_conns: %d is negative: give how many connections stay open between queries, at least 1 (default: max_open_conns)", *n)
+		case *n == 0:
+			bad("database.max_idle_conns: 0 would open a new connection for nearly every query; give at least 1 (default: max_open_conns)")
+		case d.MaxOpenConns != nil && *d.MaxOpenConns > 1 && *n > *d.MaxOpenConns:
+			bad("database.max_idle_conns: %d is more than max_open_conns %d: at most max_open_conns connections can be idle", *n, *d.MaxOpenConns)
+		}
+	}
+	duration := func(key, value, def string) *time.Duration {
+		if value == "" {
+			return nil
+		}
+		v, err := time.ParseDuration(value)
+		switch {
+		case err != nil:
+			bad("database.%s: %q is not a duration such as %s (0: never)", key, value, def)
+		case v < 0:
+			bad("database.%s: %s is negative: give a duration such as %s, or 0 for never", key, value, def)
+		case v > 0 && v < time.Second:
+			bad("database.%s: %s would reopen connections about every query; give 1s or more, or 0 for never (default %s)", key, value, def)
+		default:
+			return &v
+		}
+		return nil
+	}
+	d.lifetime = duration("conn_max_lifetime", d.ConnMaxLifetime, "30m")
+	d.idleTime = duration("conn_max_idle_time", d.ConnMaxIdleTime, "5m")
+	return problems
+}
+
+// pool returns the connection pool of perfbot command (serve or worker):
+// def, the command's default, with the config's settings in place of its
+// own. An unset max_idle_conns follows max_open_conns.
+func (d *databaseConfig) pool(command string, def store.Pool) (store.Pool, error) {
+	p := def
+	if d.MaxOpenConns != nil {
+		p.MaxOpen, p.MaxIdle = *d.MaxOpenConns, *d.MaxOpenConns
+	}
+	if d.MaxIdleConns != nil {
+		p.MaxIdle = *d.MaxIdleConns
+		if d.MaxOpenConns == nil && p.MaxIdle > p.MaxOpen {
+			return p, fmt.Errorf("database.max_idle_conns: %d is more than perfbot %s's default max_open_conns %d: set max_open_conns too", p.MaxIdle, command, p.MaxOpen)
+		}
+	}
+	if d.lifetime != nil {
+		p.MaxLifetime = *d.lifetime
+	}
+	if d.idleTime != nil {
+		p.MaxIdleTime = *d.idleTime
+	}
+	return p, nil
 }
 
 // dashboardConfig keeps what perfbot serve shows (its pages, /api/,
@@ -167,6 +268,7 @@ func loadBotConfig(path string) (*botConfig, error) {
 	if c.Dashboard.Listen == dashboardSame && c.Dashboard.TokenEnv == "" {
 		bad("dashboard: listen: same serves the job list and /metrics to whoever reaches the webhook's port: set dashboard.token_env, or give the dashboard an address of its own")
 	}
+	problems = append(problems, c.Database.check()...)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s: invalid perfbot server config:\n  %s", path, strings.Join(problems, "\n  "))
 	}

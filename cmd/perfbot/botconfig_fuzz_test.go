@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/perfbot/perfbot/github"
 	"github.com/perfbot/perfbot/store/queue"
@@ -13,7 +14,8 @@ import (
 // FuzzLoadBotConfig: any server config file either loads into a config
 // that keeps loadBotConfig's promises — repositories named owner/name,
 // none twice, none on the control queue, a positive job timeout, a
-// dashboard address, "same" only with a token — or is refused with an
+// dashboard address, "same" only with a token, a database pool that
+// can work for serve and for a worker — or is refused with an
 // error that names the file; never a panic.
 func FuzzLoadBotConfig(f *testing.F) {
 	for _, s := range []string{
@@ -27,6 +29,9 @@ func FuzzLoadBotConfig(f *testing.F) {
 		"repos: [{name: a/b, change_points: {report: true, window: 90d, min_change: 0.05}}]\n",
 		"dashboard: {listen: same}\nrepos: [{name: a/b}]\n",
 		"repos: [{name: a/b, config: nope.yml}]\n",
+		"database: {max_open_conns: 8, max_idle_conns: 8, conn_max_lifetime: 30m, conn_max_idle_time: 5m}\nrepos: [{name: a/b}]\n",
+		"database: {max_open_conns: 1, max_idle_conns: 0, conn_max_lifetime: 1ns}\nrepos: [{name: a/b}]\n",
+		"database: {max_idle_conns: 40}\nrepos: [{name: a/b}]\n",
 		"{", "repos: 3\n", "unknown: 1\n",
 	} {
 		f.Add([]byte(s))
@@ -53,6 +58,19 @@ func FuzzLoadBotConfig(f *testing.F) {
 				t.Fatalf("accepted %q: repository %+v (parse %v, twice %v)", data, r.Name, err, seen[strings.ToLower(r.Name)])
 			}
 			seen[strings.ToLower(r.Name)] = true
+		}
+		for _, command := range []string{"serve", "worker"} {
+			p, err := c.Database.pool(command, defaultPool(command))
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "database.max_idle_conns: ") {
+					t.Fatalf("accepted %q, then %s's pool: %v", data, command, err)
+				}
+				continue
+			}
+			if p.MaxOpen < 2 || p.MaxIdle < 1 || p.MaxIdle > p.MaxOpen || p.MaxLifetime < 0 || p.MaxIdleTime < 0 ||
+				p.MaxLifetime > 0 && p.MaxLifetime < time.Second || p.MaxIdleTime > 0 && p.MaxIdleTime < time.Second {
+				t.Fatalf("accepted %q: %s's pool %+v cannot work", data, command, p)
+			}
 		}
 	})
 }
