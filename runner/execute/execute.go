@@ -68,7 +68,8 @@ type Spec struct {
 	// benchmark gets these and, unless Env sets them, only PATH, HOME,
 	// TMPDIR, LANG and CUDA's device selection (CUDA_VISIBLE_DEVICES,
 	// CUDA_DEVICE_ORDER) from perfbot's environment: never the rest of
-	// it (tokens, database URLs).
+	// it (tokens, database URLs). It also gets OwnerEnv, whatever Env
+	// says.
 	Env []string
 	// Timeout limits the run's wall time; 0 means no limit but ctx's. At
 	// the limit the whole process group is killed.
@@ -161,7 +162,8 @@ type Result struct {
 // The process gets SIGKILL too when the thread that started it ends
 // (Pdeathsig): that thread is locked until the process has been waited
 // for, so it ends only with perfbot. What the process started, and
-// everything else of its group, outlives a killed perfbot.
+// everything else of its group, outlives a killed perfbot; those carry
+// OwnerEnv, by which the next perfbot process ends them (EndLeftovers).
 // From just before the start until the exit, another goroutine
 // samples every GPU through NVML (see ProcessBenchmark); without NVML the
 // run has no GPU samples and Result.Unavailable says why.

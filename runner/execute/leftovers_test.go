@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/runner/system"
 )
 
 // tagEnv names a variable a test gives the processes it starts, with a
@@ -144,4 +146,91 @@ func TestRunLeavesNoProcessOfItsGroupAlive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunMarksEveryProcessWithItsOwner checks that a benchmark's
+// processes carry OwnerEnv with this process's owner, which a config's
+// env cannot change.
+func TestRunMarksEveryProcessWithItsOwner(t *testing.T) {
+	t.Parallel()
+	me := system.Owner()
+	if me == "" {
+		t.Skip("this host's /proc gives no boot id or pid namespace: perfbot has no owner to mark processes with")
+	}
+	script := `echo "owner: $PERFBOT_OWNER"; echo "grandchild: $(sh -c 'echo $PERFBOT_OWNER')"; echo "BenchmarkX 1 5 ns/op"`
+	res, err := Run(context.Background(), Spec{Args: []string{"sh", "-c", script}, Env: []string{OwnerEnv + "=forged"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, res, analysis.StatusOK)
+	if res.Config["owner"] != me || res.Config["grandchild"] != me {
+		t.Errorf("the benchmark saw %s=%q, its child %q; want %q for both", OwnerEnv, res.Config["owner"], res.Config["grandchild"], me)
+	}
+}
+
+// TestEndLeftoversEndsTheProcessTreesOfGoneOwnersOnly starts three trees
+// of processes (a shell with a sleeping child in the background): one
+// marked with the owner of a perfbot process that is gone, one with this
+// live process's, one with an owner of another boot. EndLeftovers must
+// kill the first tree, all of it, and touch neither of the others.
+func TestEndLeftoversEndsTheProcessTreesOfGoneOwnersOnly(t *testing.T) {
+	t.Parallel()
+	me := system.Owner()
+	if me == "" {
+		t.Skip("this host's /proc gives no boot id or pid namespace: no owner is ever judged gone")
+	}
+	parts := strings.Split(me, "/")
+	owners := map[string]string{
+		// This pid, started at another time: a perfbot process gone.
+		"gone":         fmt.Sprintf("%s/%s/%s/1", parts[0], parts[1], parts[2]),
+		"alive":        me,
+		"another boot": "00000000-0000-0000-0000-000000000000/" + strings.Join(parts[1:], "/"),
+	}
+	if !system.OwnerGone(owners["gone"]) || system.OwnerGone(owners["alive"]) || system.OwnerGone(owners["another boot"]) {
+		t.Fatal("system.OwnerGone does not judge the test's owners as this test expects")
+	}
+	tags := map[string]string{}
+	trees := map[string][]int{}
+	for name, owner := range owners {
+		tag := newTag(t) + "-" + strings.ReplaceAll(name, " ", "-")
+		tags[name] = tag
+		cmd := exec.Command("sh", "-c", "sleep 60 & sleep 60")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), OwnerEnv + "=" + owner, tag}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+		trees[name] = waitTree(t, tag)
+	}
+
+	left, err := EndLeftovers(system.OwnerGone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended []int
+	for _, l := range left {
+		if l.Owner != owners["gone"] { // another test's, or another user's leftover
+			continue
+		}
+		if l.Err != nil || !strings.Contains(l.Command, "sleep") {
+			t.Errorf("leftover %+v: want it killed, named by its command", l)
+		}
+		ended = append(ended, l.PID)
+	}
+	if !slices.Equal(ended, trees["gone"]) {
+		t.Errorf("EndLeftovers ended %v of the gone owner; want its whole tree %v", ended, trees["gone"])
+	}
+	if alive := tagged(tags["gone"]); len(alive) > 0 {
+		t.Errorf("processes %v of the gone owner alive after EndLeftovers returned", alive)
+	}
+	for _, name := range []string{"alive", "another boot"} {
+		if alive := tagged(tags[name]); !slices.Equal(alive, trees[name]) {
+			t.Errorf("the %s owner's processes: %v alive after EndLeftovers, want all of %v", name, alive, trees[name])
+		}
+	}
+	t.Logf("ended %v; kept %v and %v", ended, trees["alive"], trees["another boot"])
 }
