@@ -10,18 +10,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
 
 // BuildEnv names the variables of perfbot's own environment that build
 // commands see, when set; nothing else of it is passed on (no tokens, no
-// database URLs). Builder.PassEnv adds more. Builds also get PERFBOT_SRC
-// and PERFBOT_OUT.
+// database URLs). Builder.PassEnv adds more. Builds also get PERFBOT_SRC,
+// PERFBOT_OUT and execute.OwnerEnv.
 var BuildEnv = []string{
 	"PATH", "HOME", "TMPDIR", "LANG",
 	"GOPATH", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY",
@@ -203,8 +205,16 @@ func (b *Builder) build(ctx context.Context, log *slog.Logger, cfg *Config, res 
 }
 
 // runBuildCommand runs one command in its own process group, so that a
-// timeout kills whatever it started. It returns why the command failed,
-// or "" when it succeeded; err is set only when ctx is done.
+// timeout kills whatever it started, and so does its end: nothing a build
+// step leaves running (a daemon, a watcher) runs beside the benchmarks.
+// It returns why the command failed, or "" when it succeeded; err is set
+// only when ctx is done.
+//
+// The command gets SIGKILL when the thread that started it ends
+// (Pdeathsig): the goroutine holds that thread until the command has been
+// waited for, so no other goroutine can end it first (one that locks a
+// thread and returns does). What the command started outlives a killed
+// perfbot, and carries execute.OwnerEnv for the next one to end it.
 func runBuildCommand(ctx context.Context, dir string, argv, env []string, timeout time.Duration, out io.Writer) (reason string, err error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -213,10 +223,15 @@ func runBuildCommand(ctx context.Context, dir string, argv, env []string, timeou
 	cmd.Env = env
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
+	runtime.LockOSThread()
 	runErr := cmd.Run()
+	runtime.UnlockOSThread()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // ESRCH: nothing left
+	}
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -233,7 +248,7 @@ func runBuildCommand(ctx context.Context, dir string, argv, env []string, timeou
 	return runErr.Error(), nil
 }
 
-// environ returns the build commands' environment.
+// environ returns the build commands' environment, execute.OwnerEnv last.
 func (b *Builder) environ(vars Vars) []string {
 	var env []string
 	for _, name := range append(BuildEnv[:len(BuildEnv):len(BuildEnv)], b.PassEnv...) {
@@ -241,7 +256,11 @@ func (b *Builder) environ(vars Vars) []string {
 			env = append(env, name+"="+v)
 		}
 	}
-	return append(env, vars.Environ()...)
+	env = append(env, vars.Environ()...)
+	if m := execute.OwnerMarker(); m != "" {
+		env = append(env, m)
+	}
+	return env
 }
 
 func (b *Builder) logger() *slog.Logger {

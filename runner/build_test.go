@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
@@ -240,7 +241,7 @@ func TestBuildSeesOnlyAllowedEnvironment(t *testing.T) {
 			t.Errorf("build env %s = %q, want %q", k, env[k], v)
 		}
 	}
-	allowed := append(slices.Clone(BuildEnv), "CUDA_HOME", "PERFBOT_SRC", "PERFBOT_OUT",
+	allowed := append(slices.Clone(BuildEnv), "CUDA_HOME", "PERFBOT_SRC", "PERFBOT_OUT", execute.OwnerEnv,
 		"PWD", "OLDPWD", "SHLVL", "_") // the last ones sh sets itself
 	for k := range env {
 		if !slices.Contains(allowed, k) {

@@ -146,16 +146,49 @@ func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *C
 	c, _ := json.Marshal(cfg)
 	ss.envJSON, ss.cfgJSON = string(e), string(c)
 	ss.seed(0)
-	gone, err := r.Store.AbandonSessions(ctx, system.OwnerGone)
-	if err != nil {
+	if err := r.EndAbandoned(ctx); err != nil {
 		return nil, err
-	}
-	for _, g := range gone {
-		r.log().Warn("session abandoned: its process is gone; its runs are kept but not reused", "session", g.ID,
-			"kind", g.Kind, "repo", g.Repo, "label", g.Label, "started", g.StartedAt.Format(time.RFC3339))
 	}
 	ss.label = sessionLabel(ctx)
 	return ss, nil
+}
+
+// EndAbandoned cleans up after perfbot processes that died on this host
+// without ending their sessions: it marks their running sessions
+// abandoned, so that their runs are never reused as whole, and kills
+// every process their benchmarks and builds left running
+// (execute.EndLeftovers, which finds them by execute.OwnerEnv), so that
+// none runs beside the next comparison. It logs each session and each
+// process, and how many processes it ended. Every session calls it before
+// it measures; a worker calls it when it starts. The processes are ended
+// even when the store cannot be reached; the error is the store's.
+func (r *Runner) EndAbandoned(ctx context.Context) error {
+	gone, err := r.Store.AbandonSessions(ctx, system.OwnerGone)
+	sessions := map[string][]int64{} // owner -> its sessions abandoned now
+	for _, g := range gone {
+		r.log().Warn("session abandoned: its process is gone; its runs are kept but not reused", "session", g.ID,
+			"kind", g.Kind, "repo", g.Repo, "label", g.Label, "started", g.StartedAt.Format(time.RFC3339))
+		sessions[g.Owner] = append(sessions[g.Owner], g.ID)
+	}
+	left, lerr := execute.EndLeftovers(system.OwnerGone)
+	if lerr != nil {
+		r.log().Warn("leftover processes not looked for", "err", lerr)
+	}
+	ended := 0
+	for _, l := range left {
+		if l.Err != nil {
+			r.log().Warn("leftover process of a perfbot process that is gone not ended", "pid", l.PID, "command", l.Command,
+				"owner", l.Owner, "sessions", sessions[l.Owner], "err", l.Err)
+			continue
+		}
+		ended++
+		r.log().Warn("ended a leftover process of a perfbot process that is gone", "pid", l.PID, "command", l.Command,
+			"owner", l.Owner, "sessions", sessions[l.Owner])
+	}
+	if len(left) > 0 {
+		r.log().Warn("leftover processes of perfbot processes that are gone", "ended", ended, "not_ended", len(left)-ended)
+	}
+	return err
 }
 
 // begin stores the session, once, before its first run or comparison is

@@ -334,7 +334,8 @@ its base, stores every run and publishes one comment and a check on the pull
 request; or it records baseline runs of a default-branch commit. Several
 workers on several hosts share one database. A worker killed mid-job leaves
 its job to be rescued and run again once --job-timeout (config job_timeout)
-plus ten minutes have passed.
+plus ten minutes have passed; what its benchmarks left running is ended by
+the next worker to start on the host, or the next session.
 
 Exit status (perfbot --help has the table): 0 stopped by SIGINT or SIGTERM
 once the running job ended; 2 bad input (the config file, --listen); 4
@@ -365,6 +366,11 @@ could not run (the database unreachable).`,
 				log:     log,
 				changes: cfg.changePoints(),
 				configs: cfg.externalConfigs(),
+			}
+			// What a killed worker left running on this host ends now,
+			// not when this one takes its first job.
+			if err := deps.runner.EndAbandoned(ctx); err != nil {
+				log.Warn("abandoned sessions not looked for; the first job will try again", "err", err)
 			}
 			workers := allWorkers(deps)
 			q, err := queue.New(db, queue.Config{

@@ -97,6 +97,9 @@ type botOptions struct {
 	ownPostgres, serveProcess bool
 	// count is the config's runs a side (default 8).
 	count int
+	// bench, when set, is the benchmark's shell script in place of
+	// benchScript's.
+	bench string
 }
 
 func startBot(t *testing.T, opts botOptions) *botEnv {
@@ -129,7 +132,7 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	e.gh.SetAppKey(e2eAppID, &key.PublicKey)
 
 	e.repo = workspacetest.New(t)
-	script, _ := json.Marshal(benchScript(e.envDir, cmp.Or(opts.sleep, "0.1")))
+	script, _ := json.Marshal(cmp.Or(opts.bench, benchScript(e.envDir, cmp.Or(opts.sleep, "0.1"))))
 	build, _ := json.Marshal("env > " + e.envDir + "/build-env.$$")
 	count := cmp.Or(opts.count, 8)
 	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: %d\nwarmup: 0\nmax_count: %d\ntimeout: 30s\n", build, script, count, count)

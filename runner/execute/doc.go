@@ -20,6 +20,12 @@
 // (SpanBeginFunc, SpanEndFunc) and one for the process, deterministic
 // where timings are not.
 //
+// Every process a run starts carries OwnerEnv in its environment, naming
+// the perfbot process it runs for. A run kills its whole process group
+// when it ends, but a perfbot process that is killed cannot: EndLeftovers,
+// run by the next one on the host, finds what it left by that variable
+// and kills it.
+//
 // Fingerprint describes the machine a run happened on (CPU, memory,
 // kernel, GPUs through NVML) so that runs from different machines are
 // never compared as if they were alike.

@@ -14,8 +14,9 @@ var inheritedEnv = [...]string{"PATH", "HOME", "TMPDIR", "LANG", EnvVisibleDevic
 
 // childEnv returns the benchmark's environment: the inherited variables
 // that perfbot has, then given, whose entries win over them (os/exec keeps
-// the last value of a repeated key). It is never nil: a nil Env would give
-// the child perfbot's whole environment.
+// the last value of a repeated key), then OwnerMarker, which nothing
+// given overrides. It is never nil: a nil Env would give the child
+// perfbot's whole environment.
 func childEnv(given []string) ([]string, error) {
 	env := make([]string, 0, len(inheritedEnv)+len(given))
 	for _, k := range inheritedEnv {
@@ -28,6 +29,9 @@ func childEnv(given []string) ([]string, error) {
 			return nil, fmt.Errorf("environment entry %q is not KEY=VALUE", kv)
 		}
 		env = append(env, kv)
+	}
+	if m := OwnerMarker(); m != "" {
+		env = append(env, m)
 	}
 	return env, nil
 }

@@ -68,7 +68,8 @@ type Spec struct {
 	// benchmark gets these and, unless Env sets them, only PATH, HOME,
 	// TMPDIR, LANG and CUDA's device selection (CUDA_VISIBLE_DEVICES,
 	// CUDA_DEVICE_ORDER) from perfbot's environment: never the rest of
-	// it (tokens, database URLs).
+	// it (tokens, database URLs). It also gets OwnerEnv, whatever Env
+	// says.
 	Env []string
 	// Timeout limits the run's wall time; 0 means no limit but ctx's. At
 	// the limit the whole process group is killed.
@@ -155,8 +156,15 @@ type Result struct {
 // its OS thread, after opening perf counters on that thread with Inherit
 // set and, if spec.CPUs is set, pinning the thread: the process and all
 // its descendants inherit both. When the process exits, any process left
-// in its group is killed; when spec.Timeout passes, the whole group is
-// killed. From just before the start until the exit, another goroutine
+// in its group is killed; when spec.Timeout passes or ctx ends, the whole
+// group is killed; either way Run returns once no process of the group
+// runs (at most 5 s after SIGKILL; a warning names those that still do).
+// The process gets SIGKILL too when the thread that started it ends
+// (Pdeathsig): that thread is locked until the process has been waited
+// for, so it ends only with perfbot. What the process started, and
+// everything else of its group, outlives a killed perfbot; those carry
+// OwnerEnv, by which the next perfbot process ends them (EndLeftovers).
+// From just before the start until the exit, another goroutine
 // samples every GPU through NVML (see ProcessBenchmark); without NVML the
 // run has no GPU samples and Result.Unavailable says why.
 //
@@ -476,8 +484,11 @@ func runLocked(ctx context.Context, cmd *exec.Cmd, limit time.Duration, cpuList 
 		return p
 	}
 	p.state = cmd.ProcessState
-	// Processes the benchmark left behind would run on into the next run.
-	if syscall.Kill(-pid, syscall.SIGKILL) == nil {
+	// Processes the benchmark left behind would run on into the next
+	// run: they are killed, and the run ends once they are gone.
+	if found, left := killGroup(pid); len(left) > 0 {
+		p.warnings = append(p.warnings, fmt.Sprintf("processes the benchmark left in its process group still ran %v after SIGKILL: pids %v", groupGrace, left))
+	} else if found {
 		p.warnings = append(p.warnings, "killed processes the benchmark left running in its process group")
 	}
 

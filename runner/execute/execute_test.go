@@ -473,7 +473,7 @@ func TestRunGivesOnlyAllowedEnv(t *testing.T) {
 	if res.Config["given"] != "given-value" {
 		t.Errorf("the child sees given=%q, want given-value", res.Config["given"])
 	}
-	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, helperEnv: true, givenEnv: true,
+	allowed := map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LANG": true, helperEnv: true, givenEnv: true, OwnerEnv: true,
 		EnvVisibleDevices: true, EnvDeviceOrder: true, "GOCOVERDIR": testing.CoverMode() != ""}
 	for name := range strings.SplitSeq(res.Config["envnames"], ",") {
 		if !allowed[name] {

@@ -165,8 +165,9 @@ func startResident(ctx context.Context, spec Spec, lib nvml.Interface) (*Residen
 		started <- nil
 		_ = cmd.Wait()
 		r.state = cmd.ProcessState
-		// What the program left running in its group goes with it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// What the program left running in its group goes with it,
+		// before the process counts as exited.
+		killGroup(cmd.Process.Pid)
 		close(r.exited)
 	}()
 	err = <-started
@@ -435,20 +436,9 @@ const clockTicks = 100
 // procCPU returns the CPU time, user and system, of every thread of
 // process pid, alive or ended, in seconds, from /proc/PID/stat.
 func procCPU(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := statFields(pid)
 	if err != nil {
 		return 0, fmt.Errorf("cpu time: %w", err)
-	}
-	// The command name in parentheses may hold spaces: fields count
-	// from after its closing parenthesis (field 3, the state, first).
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("cpu time: /proc/%d/stat has no command name", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cpu time: /proc/%d/stat has %d fields after the name", pid, len(f))
 	}
 	utime, err1 := strconv.ParseUint(f[11], 10, 64) // field 14
 	stime, err2 := strconv.ParseUint(f[12], 10, 64) // field 15
