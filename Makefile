@@ -8,6 +8,9 @@
 #   make lint    gofmt, go vet, staticcheck
 #   make cuda    build/libperfbot_cuda.so and its self-test (needs nvcc;
 #                CUDA_ARCH=sm_90 by default)
+#   make gpu-check  on a GPU host: the CUDA self-test, the GPU Go tests
+#                and the critical-path GPU test (Go test binaries from
+#                make gpu-tests, carried where the host has no Go)
 #   make bench-sppark SPPARK=DIR  build/perfbot_sppark_bench: our G1 MSM and
 #                NTT beside sppark's, for BENCHMARKS.md's ratios (DIR:
 #                sppark's source tree, blst's in DIR/blst; bench/sppark.sh)
@@ -17,7 +20,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test test-tools bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check
+.PHONY: all build compare test test-tools bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check gpu-tests gpu-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -152,6 +155,28 @@ $(BUILD)/selftest.o: cuda/selftest.cu $(HOST_SRC) $(CUDA_SRC)
 
 $(BUILD)/perfbot_cuda_selftest: $(BUILD)/selftest.o $(BUILD)/libperfbot_cuda.so
 	$(NVCC) $(NVFLAGS) -o $@ $< -L$(BUILD) -lperfbot_cuda -Xlinker -rpath,'$$ORIGIN'
+
+# The GPU checks of a device visit that touches prover/ or cuda/: the CUDA
+# self-test, the GPU Go tests (prover/gpu) and the critical-path GPU test
+# (prover), against $(BUILD)/libperfbot_cuda.so. The Go test binaries are
+# built by gpu-tests into GPU_TESTS; on a GPU host without Go, build them
+# elsewhere (make gpu-tests) and carry them: gpu-check builds only what
+# is missing.
+GPU_TESTS ?= $(BUILD)/gpu-tests
+
+gpu-tests:
+	@mkdir -p $(GPU_TESTS)
+	$(GO) test -c -o $(GPU_TESTS)/gpu.test ./prover/gpu
+	$(GO) test -c -o $(GPU_TESTS)/prover.test ./prover
+
+$(GPU_TESTS)/gpu.test $(GPU_TESTS)/prover.test:
+	$(MAKE) gpu-tests
+
+gpu-check: cuda $(GPU_TESTS)/gpu.test $(GPU_TESTS)/prover.test
+	$(BUILD)/perfbot_cuda_selftest
+	cd prover/gpu && PERFBOT_CUDA_LIB=$(abspath $(BUILD))/libperfbot_cuda.so $(abspath $(GPU_TESTS))/gpu.test -test.count=1 -test.v
+	cd prover && PERFBOT_CUDA_LIB=$(abspath $(BUILD))/libperfbot_cuda.so $(abspath $(GPU_TESTS))/prover.test -test.count=1 -test.v \
+		-test.run 'GPU|TestPhasesInsideMSMB2sSpanCarryNoHostCounters'
 
 # Our G1 MSM and Fr NTT timed beside sppark's (supranational/sppark) in one
 # process on the same inputs (bench/sppark/, run by bench/sppark.sh on the
