@@ -181,6 +181,13 @@ func TestInstallScriptInstallsTheKitAndKeepsAnEditedConfig(t *testing.T) {
 		!strings.Contains(string(unit), "EnvironmentFile="+env) {
 		t.Errorf("installed worker unit does not start %s with %s:\n%s", perfbot, env, unit)
 	}
+	// The worker's build steps run go: the unit's PATH starts with the
+	// directory the script found it in (systemd's default has no
+	// /usr/local/go/bin).
+	goPath, _ := exec.LookPath("go")
+	if !strings.Contains(string(unit), "\nEnvironment=PATH="+filepath.Dir(goPath)+":") {
+		t.Errorf("installed worker unit's PATH does not start with go's directory %s:\n%s", filepath.Dir(goPath), unit)
+	}
 	if _, err := exec.LookPath("systemd-analyze"); err == nil && !strings.Contains(out, "installed the units") {
 		t.Errorf("install output %q", out)
 	}

@@ -59,6 +59,7 @@ echo "building perfbot with go $have"
 mkdir -p build
 go build -o build/perfbot ./cmd/perfbot
 if [ "$cuda" = 1 ]; then
+  command -v make >/dev/null || die "no make on PATH: install make (apt-get install make): the CUDA library and the GPU config's build step (make cuda-lib) use it, or run with --no-cuda for a host that only serves"
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   [ -x "$nvcc" ] || die "no nvcc on PATH or in /usr/local/cuda/bin: install the CUDA toolkit, or run with --no-cuda for a host that only serves"
   echo "building the CUDA library (make cuda; CUDA_ARCH=${CUDA_ARCH:-sm_90})"
@@ -97,9 +98,16 @@ if [ ! -e "$etc/perfbot-server.yml" ]; then
   echo "wrote $etc/perfbot-server.yml (from docs/perfbot-server.example.yml: name your repositories)"
 fi
 
+# The worker's build steps find go, make and nvcc where this script did:
+# systemd's default PATH has neither /usr/local/go/bin nor
+# /usr/local/cuda/bin.
+toolpath=$(dirname "$(command -v go)")
+if [ "$cuda" = 1 ]; then toolpath="$toolpath:$(dirname "$nvcc")"; fi
+toolpath="$toolpath:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 install -d "$units"
 for unit in perfbot-serve.service perfbot-worker@.service; do
-  sed "s|/usr/local/bin/perfbot|$prefix/bin/perfbot|g; s|/etc/perfbot/|$etc/|g" \
+  sed "s|/usr/local/bin/perfbot|$prefix/bin/perfbot|g; s|/etc/perfbot/|$etc/|g; s|^Environment=PATH=.*|Environment=PATH=$toolpath|" \
     "deploy/systemd/$unit" > "$units/$unit.new"
   chmod 0644 "$units/$unit.new"
   mv -f "$units/$unit.new" "$units/$unit"

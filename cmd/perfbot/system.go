@@ -47,6 +47,11 @@ on a dedicated runner), unknown (could not be read: the state says why).
   swap                 swap in use is warn
   thp, thp-defrag      transparent huge pages: always is warn (khugepaged
                        and compaction add latency); madvise, never are ok
+  toolchain-go, toolchain-make, toolchain-nvcc
+                       the programs the GPU config's build steps run, with
+                       their versions and paths (nvcc also from
+                       /usr/local/cuda/bin): missing is info, with what to
+                       install; found but not running is warn
 
 Then the busiest other processes (pid, % of one CPU, command), and a GPU
 section through NVML: the driver, then per GPU persistence-mode (off is

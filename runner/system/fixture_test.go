@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,10 +83,31 @@ func noNVML() *mock.Interface {
 	return &mock.Interface{InitFunc: func() nvml.Return { return nvml.ERROR_LIBRARY_NOT_FOUND }}
 }
 
-// inspectFixture runs Inspect on a fixture root.
+// inspectFixture runs Inspect on a fixture root, with fixtureTools' build
+// tools.
 func inspectFixture(t *testing.T, changes map[string]string) Report {
 	t.Helper()
-	return Inspect(context.Background(), Options{Root: fixture(t, changes), NVML: noNVML(), Interval: 10 * time.Millisecond})
+	return Inspect(context.Background(), Options{Root: fixture(t, changes), NVML: noNVML(), Interval: 10 * time.Millisecond,
+		LookPath: fixtureTools(t, map[string]string{"go": "go version go1.99.1 linux/amd64", "make": "GNU Make 4.3\nBuilt for x86_64"})})
+}
+
+// fixtureTools writes a shell script per tool that prints its text, and
+// returns a LookPath that finds only those.
+func fixtureTools(t *testing.T, tools map[string]string) func(string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range tools {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\nprintf '%s\\n' \""+text+"\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func(name string) (string, error) {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err != nil {
+			return "", exec.ErrNotFound
+		}
+		return p, nil
+	}
 }
 
 // finding returns r's finding named name.
@@ -121,6 +143,9 @@ func TestTunedFixtureHasNoWarnings(t *testing.T) {
 		"swap":                {State: "no swap configured", Status: OK},
 		"thp":                 {State: "madvise", Status: OK},
 		"thp-defrag":          {State: "madvise", Status: OK},
+		"toolchain-go":        {Status: OK},
+		"toolchain-make":      {Status: OK},
+		"toolchain-nvcc":      {State: "nvcc not found on PATH", Status: Info},
 	}
 	if len(r.Findings) != len(want) {
 		t.Errorf("%d findings, want %d: %+v", len(r.Findings), len(want), r.Findings)
@@ -347,5 +372,44 @@ func TestInspectStopsWhenCtxEnds(t *testing.T) {
 	// What needs no waiting was still read.
 	if f := finding(t, r, "aslr"); f.Status != OK {
 		t.Errorf("aslr %+v", f)
+	}
+}
+
+// The build tools the GPU config needs are named with their versions and
+// paths, nvcc from the CUDA directory when it is not on PATH, and a tool
+// that is missing or does not run says what to install.
+func TestToolchainNamesEachBuildToolWithItsVersion(t *testing.T) {
+	t.Parallel()
+	root := fixture(t, nil)
+	nvcc := filepath.Join(root, "usr/local/cuda/bin/nvcc")
+	if err := os.MkdirAll(filepath.Dir(nvcc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nvcc, []byte("#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Build cuda_13.0.r13.0/compiler.36424714_0'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	look := fixtureTools(t, map[string]string{"go": "go version go1.99.1 linux/amd64"})
+	r := Inspect(context.Background(), Options{Root: root, NVML: noNVML(), Interval: 10 * time.Millisecond, LookPath: func(name string) (string, error) {
+		if name == "make" {
+			return "/nonexistent/make", nil // on PATH, but does not run
+		}
+		return look(name)
+	}})
+	goPath, _ := look("go")
+	for name, want := range map[string]Finding{
+		"toolchain-go":   {Status: OK, State: "go version go1.99.1 linux/amd64 (" + goPath + ")"},
+		"toolchain-nvcc": {Status: OK, State: "Build cuda_13.0.r13.0/compiler.36424714_0 (" + nvcc + ")"},
+		"toolchain-make": {Status: Warn},
+	} {
+		f := finding(t, r, name)
+		if f.Status != want.Status || (want.State != "" && f.State != want.State) {
+			t.Errorf("%s: %s %q; want %s %q", name, f.Status, f.State, want.Status, want.State)
+		}
+		if f.Status != OK && !strings.Contains(f.Advice, "install") {
+			t.Errorf("%s: advice %q does not say what to install", name, f.Advice)
+		}
+	}
+	if f := finding(t, r, "toolchain-make"); !strings.Contains(f.State, "/nonexistent/make does not run") {
+		t.Errorf("toolchain-make state %q; want it to say the make found does not run", f.State)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"regexp"
 	"runtime"
 	"slices"
@@ -55,6 +56,8 @@ type Options struct {
 	// Exclude are the processes that, with their descendants, are not
 	// "other" processes: perfbot itself (os.Getpid()).
 	Exclude []int
+	// LookPath finds the build tools (toolchain-*); nil is exec.LookPath.
+	LookPath func(string) (string, error)
 }
 
 // nvmlTimeout is how long Inspect waits for NVML, which can take seconds
@@ -117,6 +120,11 @@ func Inspect(ctx context.Context, opts Options) Report {
 		in.thp("thp", "enabled"),
 		in.thp("thp-defrag", "defrag"),
 	)
+	lookPath := opts.LookPath
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	r.Findings = append(r.Findings, toolchain(ctx, in.fs.root, lookPath)...)
 
 	var busy Finding
 	t := time.NewTimer(time.Until(begun.Add(interval)))

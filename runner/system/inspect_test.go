@@ -48,7 +48,7 @@ func TestInspectHereHasEveryFindingInOrder(t *testing.T) {
 		}
 	}
 	want := []string{"cpu-governor", "cpu-boost", "smt", "isolated-cpus", "aslr", "load", "busy-processes",
-		"perf-event-paranoid", "swap", "thp", "thp-defrag"}
+		"perf-event-paranoid", "swap", "thp", "thp-defrag", "toolchain-go", "toolchain-make", "toolchain-nvcc"}
 	if !slices.Equal(names, want) {
 		t.Errorf("findings %q, want %q", names, want)
 	}
