@@ -62,12 +62,26 @@ func (p *planted) MultiExpG2(points []bls12381.G2Affine, scalars []fr.Element) (
 	return r, err
 }
 
-// KeepG1 and TakeSteps reach the wrapped engine where it has them (the
-// GPU's).
+// KeepG1, KeepG2, OffloadsG2 and TakeSteps reach the wrapped engine
+// where it has them (the GPU's). OffloadsG2 must: without it the prover
+// ran the planted side's G2 MSM beside the G1 MSMs (with a msm_b2_wait)
+// while the bare engine ran it in its turn, and the two sides' proofs
+// had different phases ("no msm_b2_wait row" on the GPU machine).
 func (p *planted) KeepG1(points []bls12381.G1Affine) {
 	if k, ok := p.offloader.(groth16.Keeper); ok {
 		k.KeepG1(points)
 	}
+}
+
+func (p *planted) KeepG2(points []bls12381.G2Affine) {
+	if k, ok := p.offloader.(groth16.KeeperG2); ok {
+		k.KeepG2(points)
+	}
+}
+
+func (p *planted) OffloadsG2() bool {
+	o, ok := p.offloader.(interface{ OffloadsG2() bool })
+	return ok && o.OffloadsG2()
 }
 
 func (p *planted) TakeSteps() []gpu.Step {
@@ -376,5 +390,85 @@ func TestPlantedSlowdownsAreAttributedAlongTheCriticalPathGPU(t *testing.T) {
 		t.Fatalf("the CUDA library is there but does not work: %v", err)
 	}
 	defer eng.Close()
+	if eng.OffloadsG2() {
+		checkPlantedInTurn(t, eng)
+		return
+	}
+	// PERFBOT_G2=host: the G2 MSM runs on the host beside the G1 MSMs.
 	checkPlantedAttribution(t, eng, false)
+}
+
+// checkPlantedInTurn is checkPlantedAttribution for an engine that runs
+// the G2 MSM on its device in its turn (OffloadsG2): nothing overlaps, so
+// both plants are on the critical path. msm_h +50% and msm_b2 slowed by
+// its own warm-up time are both regressions, no msm_b2_wait phase exists
+// on either side, and total's change is charged to the two, every share
+// in [0, 100]% and theirs together most of it.
+func checkPlantedInTurn(t *testing.T, eng offloader) {
+	prove, pk := plantedFixture(t, newMeter(), 1<<12)
+	var b2 time.Duration
+	for range 3 {
+		for _, ms := range prove(eng) {
+			if ms.Phase == PhaseMSMB2 {
+				b2 = ms.Elapsed
+			}
+			if ms.Phase == PhaseMSMB2Wait {
+				t.Fatalf("a %s phase with the G2 MSM on the device: it runs in its turn", PhaseMSMB2Wait)
+			}
+		}
+	}
+	head := &planted{offloader: eng, hLen: pk.DomainSize - 1, hFactor: 0.5, g2Extra: b2, g2Idle: true}
+	var base, headRuns []analysis.Run
+	var r *analysis.Report
+	unsettled := func() bool {
+		for _, row := range r.Phases {
+			if (row.Phase == "msm_h" || row.Phase == "msm_b2" || row.Phase == "total") && row.Unit == "sec/op" && row.Verdict == analysis.VerdictInconclusive {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < 30 && (r == nil || unsettled()); {
+		for end := i + max(10-i, 5); i < end; i++ {
+			base = append(base, runOf("base", prove(eng)))
+			headRuns = append(headRuns, runOf("head", prove(head)))
+		}
+		r = analysis.Compare(analysis.Input{Base: base, Head: headRuns}, analysis.Options{})
+	}
+	for _, row := range r.Phases {
+		if row.Unit != "sec/op" {
+			continue
+		}
+		t.Logf("%-12s %8.2f → %8.2f ms  %s", row.Phase, row.Base.Median*1e3, row.Head.Median*1e3, row.Verdict)
+		switch row.Phase {
+		case "msm_h", "msm_b2", "total":
+			if row.Verdict != analysis.VerdictRegression {
+				t.Errorf("%s %s; want the planted regression", row.Phase, row.Verdict)
+			}
+		case PhaseMSMB2Wait:
+			t.Errorf("a %s row: the G2 MSM ran beside the G1 MSMs on one side", row.Phase)
+		}
+	}
+	if len(r.Attribution) != 1 || len(r.Attribution[0].Overlaps) != 0 {
+		t.Fatalf("attribution %+v: want one, without overlaps", r.Attribution)
+	}
+	a := r.Attribution[0]
+	if !a.Changed() {
+		t.Fatalf("total %s: want the regression both plants make", a.Verdict)
+	}
+	sum := 0.0
+	for _, p := range a.Phases {
+		if p.OffCriticalPath || p.SharePct < 0 || p.SharePct > 100 {
+			t.Errorf("%s charged %.1f%% (off path %v); want a share in [0, 100]%% on the critical path", p.Phase, p.SharePct, p.OffCriticalPath)
+		}
+		if p.Phase == "msm_h" || p.Phase == "msm_b2" {
+			if !(p.SharePct > 0) {
+				t.Errorf("%s charged %.1f%% of total's change; want a part of it", p.Phase, p.SharePct)
+			}
+			sum += p.SharePct
+		}
+	}
+	if sum < 60 {
+		t.Errorf("msm_h and msm_b2 charged %.1f%% of total's change together; want most of it (60%% or more)", sum)
+	}
 }
