@@ -847,7 +847,7 @@ func (b *bisection) warnings(rep *analysis.BisectReport) []string {
 			"so the answer is not confirmed: the change may be spread over several commits; check it with the Reproduce commands",
 			rep.Key, describeVerdict(*row), analysis.FormatChange(*row), row.Base.N))
 	}
-	return out
+	return append(out, b.ss.buildWarnings...)
 }
 
 // describeVerdict names a row's verdict with its reason.

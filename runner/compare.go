@@ -194,7 +194,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
 			Looks: analysis.Looks{Runs: looks, Max: design.Max},
-			Order: cfg.Order, Seed: seed, Caveats: caveats, ConfigSource: source, ConfigPath: r.configPath(),
+			Order: cfg.Order, Seed: seed, Caveats: append(slices.Clone(ss.buildWarnings), caveats...), ConfigSource: source, ConfigPath: r.configPath(),
 		}, opts)
 	}
 

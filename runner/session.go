@@ -138,6 +138,9 @@ type session struct {
 	// is checked (checkHeadline); headlineChecked says it was.
 	printed         map[string]bool
 	headlineChecked bool
+	// buildWarnings are the builds' caveats (BuildResult.Warnings), for
+	// the report.
+	buildWarnings []string
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
@@ -282,6 +285,11 @@ func (ss *session) build(ctx context.Context, s *side) error {
 		return fmt.Errorf("build %s %s: %w", s.name, s.commit.Short(), err)
 	}
 	s.build = res
+	for _, w := range res.Warnings {
+		if !slices.Contains(ss.buildWarnings, w) {
+			ss.buildWarnings = append(ss.buildWarnings, w)
+		}
+	}
 	if res.Failed {
 		ss.r.log().Warn("build failed", "side", s.name, "sha", s.commit.Short(), "command", strings.Join(res.FailedCommand, " "), "reason", res.Reason, "output", lastLines(res.Output, 5))
 		return ss.recordBuildFailure(ctx, s)
