@@ -345,6 +345,15 @@ func (b *Builder) logger() *slog.Logger {
 	return b.Logger
 }
 
+// cached reports whether a build of commit sha with cfg's build steps is
+// cached, so that building it runs nothing.
+func (b *Builder) cached(ws *workspace.Workspace, sha string, cfg *Config) bool {
+	res := BuildResult{SHA: sha, BuildHash: cfg.BuildHash()}
+	res.OutDir = filepath.Join(ws.DataDir(), "builds", sha+"-"+res.BuildHash[:12])
+	_, ok := readMarker(res.OutDir+".done", res)
+	return ok
+}
+
 // Estimate says how long building commit sha with cfg's build commands
 // would take here: nothing when a build of it is cached, else the median
 // duration of this data directory's finished builds of the same commands
