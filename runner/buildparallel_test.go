@@ -225,3 +225,41 @@ func TestBuildsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// Base and head of a change outside a declared step's inputs build at
+// once, and the step runs once: the other side waits and reuses it.
+func TestBothSidesOfAChangeElsewhereRunADeclaredStepOnce(t *testing.T) {
+	t.Parallel()
+	counter := filepath.Join(t.TempDir(), "counter")
+	lib, _ := json.Marshal(`echo lib >> ` + counter + `; sleep 0.5; cat lib/a.c > "${PERFBOT_OUT}/lib.out"`)
+	other, _ := json.Marshal(`echo other >> ` + counter)
+	bench, _ := json.Marshal(`echo "BenchmarkX/phase=total 1 $((1000 + $$ % 7)) ns/op"`)
+	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\n  - run: [sh, -c, %s]\n    inputs: [lib/]\n    outputs: [lib.out]\n"+
+		"build_parallel: 2\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: 2\nwarmup: 0\nmax_count: 2\ntimeout: 30s\n", other, lib, bench)
+	repo := workspacetest.New(t)
+	base := repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "lib/a.c": "int a;\n", "main.go": "package main\n"})
+	head := repo.Commit(t, "head: Go only", map[string]string{"main.go": "package main // faster\n"})
+	r := newPRRunner(t)
+	res, err := r.Compare(context.Background(), CompareRequest{Source: repo.Dir, Base: base, Head: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(data)); strings.Count(string(data), "lib") != 1 || strings.Count(string(data), "other") != 2 {
+		t.Errorf("steps ran %q; want the declared one once and the other once a side", got)
+	}
+	for _, sha := range []string{base, head} {
+		outs, _ := filepath.Glob(filepath.Join(r.DataDir, "builds", sha+"-*", "lib.out"))
+		if len(outs) != 1 {
+			t.Errorf("%.7s: lib.out %q; want one", sha, outs)
+			continue
+		}
+		wantFile(t, outs[0], "int a;\n")
+	}
+	if res.FailedRuns != 0 || strings.Contains(strings.Join(res.Report.Warnings, "\n"), "build step") {
+		t.Errorf("%d failed runs, warnings %q; want none, and no word of the build", res.FailedRuns, res.Report.Warnings)
+	}
+}
