@@ -8,6 +8,8 @@
 #   make lint    gofmt, go vet, staticcheck
 #   make cuda    build/libperfbot_cuda.so and its self-test (needs nvcc;
 #                CUDA_ARCH=sm_90 by default)
+#   make cuda-lib  build/libperfbot_cuda.so alone: what a comparison on a GPU
+#                host builds of each revision (deploy/perfbot-gpu.example.yml)
 #   make gpu-check  on a GPU host: the CUDA self-test, the GPU Go tests
 #                and the critical-path GPU test (Go test binaries from
 #                make gpu-tests, carried where the host has no Go)
@@ -20,7 +22,7 @@ BUILD     ?= build
 BENCHTIME ?= 3x
 BENCHOUT  ?= $(BUILD)/bench
 
-.PHONY: all build compare test test-tools bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-host-check gpu-tests gpu-check
+.PHONY: all build compare test test-tools bench bench-tradeoff bench-dashboard bench-sppark fuzz chaos lint fmt clean cuda cuda-lib cuda-host-check gpu-tests gpu-check
 
 NVCC      ?= $(or $(shell command -v nvcc 2>/dev/null),/usr/local/cuda/bin/nvcc)
 CUDA_ARCH ?= sm_90
@@ -143,6 +145,10 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 cuda: $(BUILD)/libperfbot_cuda.so $(BUILD)/perfbot_cuda_selftest
+
+# The library without the self-test: a benchmark needs only the library, and
+# a comparison builds it for each revision it measures.
+cuda-lib: $(BUILD)/libperfbot_cuda.so
 
 $(BUILD)/libperfbot_cuda.so: cuda/perfbot_cuda.cu $(CUDA_SRC)
 	@mkdir -p $(BUILD)

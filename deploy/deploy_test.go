@@ -6,14 +6,18 @@ package deploy
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perfbot/perfbot/runner"
+	"github.com/perfbot/perfbot/runner/workspace"
 )
 
 // perfbotBinary builds cmd/perfbot once per test into dir.
@@ -248,5 +252,60 @@ func TestGPUExampleConfigParses(t *testing.T) {
 	}
 	if args := strings.Join(cfg.Benchmarks[0].Args, " "); !strings.Contains(args, "--backend gpu") || !strings.Contains(args, "--count 5") {
 		t.Errorf("benchmark args %q", args)
+	}
+	// Both steps are declared, and the CUDA one builds the library alone.
+	goStep, cudaStep := cfg.Build[0], cfg.Build[1]
+	if !goStep.Declared() || !slices.Equal(goStep.Outputs, []string{"perfbot"}) || !slices.Contains(goStep.Inputs, "cuda/perfbot_cuda.h") {
+		t.Errorf("Go step %+v; want perfbot made from inputs that hold cuda/perfbot_cuda.h", goStep)
+	}
+	if !cudaStep.Declared() || !slices.Equal(cudaStep.Run, []string{"make", "cuda-lib", "BUILD=${PERFBOT_OUT}"}) ||
+		!slices.Equal(cudaStep.Inputs, []string{"cuda/", "Makefile"}) || !slices.Equal(cudaStep.Outputs, []string{"libperfbot_cuda.so"}) {
+		t.Errorf("CUDA step %+v; want make cuda-lib from cuda/ and Makefile, making libperfbot_cuda.so", cudaStep)
+	}
+}
+
+// TestGPUExampleGoStepBuildsFromItsDeclaredInputsAlone builds the
+// example's perfbot step as a comparison would, in a directory of its
+// declared inputs alone, from this repository's HEAD (committed files,
+// not the working tree): a declaration that leaves out a file the Go
+// build reads (as "everything but cuda/" leaves out the header cgo
+// includes) fails here, not in a comparison. Both steps' inputs must
+// resolve at HEAD; the CUDA step needs nvcc and is not built.
+func TestGPUExampleGoStepBuildsFromItsDeclaredInputsAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds perfbot")
+	}
+	data, err := os.ReadFile("perfbot-gpu.example.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := runner.ParseConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ws, err := workspace.Open(ctx, "..", t.TempDir())
+	if errors.Is(err, workspace.ErrNotRepository) {
+		t.Skip("not in a git repository (an unpacked source tree): ", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := ws.Resolve(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b runner.Builder
+	if err := b.Check(ctx, ws, head, cfg); err != nil {
+		t.Fatalf("the example's inputs at HEAD (%s): %v", head.Short(), err)
+	}
+	goOnly := *cfg
+	goOnly.Build = cfg.Build[:1]
+	res, err := b.Build(ctx, ws, head, &goOnly)
+	if err != nil || res.Failed {
+		t.Fatalf("the example's Go step at HEAD (%s): %v %s\n%s", head.Short(), err, res.Reason, res.Output)
+	}
+	if out, err := exec.Command(filepath.Join(res.OutDir, "perfbot"), "--help").CombinedOutput(); err != nil {
+		t.Errorf("the perfbot it built: %v\n%s", err, out)
 	}
 }

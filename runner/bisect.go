@@ -530,14 +530,20 @@ func (b *bisection) measure(ctx context.Context, st analysis.BisectStep) error {
 // failed end is an error, a failed probe is told to the search.
 func (b *bisection) build(ctx context.Context, ps []*probe) ([]*probe, error) {
 	var live []*probe
+	var fresh []*side
 	for _, p := range ps {
 		if p.side == nil {
 			p.side = b.ss.newSide(p.name, p.commit, b.cfg)
 			p.benchOf = map[int]int{}
-			if err := b.ss.build(ctx, p.side); err != nil {
-				return nil, err
-			}
+			fresh = append(fresh, p.side)
 		}
+	}
+	if len(fresh) > 0 {
+		if err := b.ss.buildSides(ctx, fresh); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range ps {
 		if p.side.build.Failed {
 			p.failure = "build failed: " + p.side.build.Reason
 			if p.position == 0 || p.position == len(b.commits) {
@@ -847,7 +853,7 @@ func (b *bisection) warnings(rep *analysis.BisectReport) []string {
 			"so the answer is not confirmed: the change may be spread over several commits; check it with the Reproduce commands",
 			rep.Key, describeVerdict(*row), analysis.FormatChange(*row), row.Base.N))
 	}
-	return out
+	return append(out, b.ss.buildWarnings...)
 }
 
 // describeVerdict names a row's verdict with its reason.

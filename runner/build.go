@@ -22,8 +22,10 @@ import (
 
 // BuildEnv names the variables of perfbot's own environment that build
 // commands see, when set; nothing else of it is passed on (no tokens, no
-// database URLs). Builder.PassEnv adds more. Builds also get PERFBOT_SRC,
-// PERFBOT_OUT and execute.OwnerEnv.
+// database URLs). Builder.PassEnv adds more, and a step's env: more
+// still. Builds also get PERFBOT_SRC, PERFBOT_OUT, execute.OwnerEnv and,
+// unless PassEnv or the step's env gives it, MAKEFLAGS=-jN: N is the
+// CPUs divided by the builds running at once (Config.BuildParallel).
 var BuildEnv = []string{
 	"PATH", "HOME", "TMPDIR", "LANG",
 	"GOPATH", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY",
@@ -33,7 +35,7 @@ var BuildEnv = []string{
 // defaultTailBytes is how much build output a BuildResult keeps by default.
 const defaultTailBytes = 32 << 10
 
-// A Builder builds revisions with a Config's build commands and caches
+// A Builder builds revisions with a Config's build steps and caches
 // the outputs under the workspace's data directory:
 //
 //	builds/<sha>-<build hash[:12]>/       ${PERFBOT_OUT}, the outputs
@@ -41,8 +43,17 @@ const defaultTailBytes = 32 << 10
 //	builds/<sha>-<build hash[:12]>.log    the last attempt's whole output
 //	builds/<sha>-<build hash[:12]>.lock   serializes builds of the key
 //
+// and the outputs of declared steps (BuildStep.Inputs), by step key:
+//
+//	builds/steps/<key[:32]>/       the step's outputs, as under ${PERFBOT_OUT}
+//	builds/steps/<key[:32]>.done   the marker: JSON, written after success
+//	builds/steps/<key[:32]>.lock   serializes runs and reuses of the key
+//	builds/steps/<key[:32]>.src/   the step's input files while it runs
+//	builds/steps/<key[:32]>.out/   its ${PERFBOT_OUT} while it runs
+//
 // The zero Builder is ready to use. Builds of one key by several
-// goroutines or processes run once; the others wait and reuse it.
+// goroutines or processes run once; the others wait and reuse it. So do
+// declared steps of one key, whichever revisions they build.
 type Builder struct {
 	// Logger gets a line per build; nil logs nothing.
 	Logger *slog.Logger
@@ -85,6 +96,29 @@ type BuildResult struct {
 	// Duration is how long the build commands took (for a cached
 	// result, the original build's).
 	Duration time.Duration
+	// Steps says what became of each declared step of a build that ran
+	// (none for a cached build).
+	Steps []StepResult
+	// Warnings are caveats about the outputs for the report: a declared
+	// step whose re-run (Config.BuildVerify) made other bytes.
+	Warnings []string
+}
+
+// A StepResult is what a build did with one declared step.
+type StepResult struct {
+	// Index is the step's position in Config.Build.
+	Index int
+	// Key is the step's cache key.
+	Key string
+	// Reused reports that the outputs came from the cache and the step
+	// did not run.
+	Reused bool
+	// BuiltFor is the commit the reused outputs were first made for.
+	BuiltFor string
+	// Checked reports that the step ran again to check a reuse
+	// (Config.BuildVerify); Mismatch lists the outputs that differed.
+	Checked  bool
+	Mismatch []string
 }
 
 // Vars returns the variables of commands run against this build.
@@ -103,14 +137,24 @@ type buildRecord struct {
 // Build checks commit out (ws.Checkout) and runs cfg.Build in its
 // worktree, each command limited to cfg.BuildTimeout, with
 // ${PERFBOT_OUT} an emptied directory and an environment of BuildEnv,
-// PassEnv, PERFBOT_SRC and PERFBOT_OUT. A build of the same commit and
-// build commands that succeeded before is reused without running
-// anything.
+// PassEnv, the step's env, PERFBOT_SRC, PERFBOT_OUT and MAKEFLAGS=-jN
+// for all the CPUs. A build of the same commit and build commands that
+// succeeded before is reused without running anything. A declared step
+// (BuildStep.Inputs) runs apart, in a directory of its input files, or
+// not at all when an earlier build's step read the same files: its
+// outputs are copied from the cache.
 //
 // A command that fails, times out or cannot start gives a result with
 // Failed set and a nil error. Errors are for what is not the commit's
-// fault: ctx done, the worktree or the data directory unusable.
+// fault: ctx done, the worktree or the data directory unusable; and
+// inputs that name nothing at the commit (wrapping ErrInvalidConfig),
+// found before any step runs.
 func (b *Builder) Build(ctx context.Context, ws *workspace.Workspace, commit workspace.Commit, cfg *Config) (BuildResult, error) {
+	return b.build(ctx, ws, commit, cfg, runtime.NumCPU())
+}
+
+// build is Build with jobs for MAKEFLAGS=-jN.
+func (b *Builder) build(ctx context.Context, ws *workspace.Workspace, commit workspace.Commit, cfg *Config, jobs int) (BuildResult, error) {
 	sha := commit.SHA
 	res := BuildResult{SHA: sha, BuildHash: cfg.BuildHash()}
 	key := sha + "-" + res.BuildHash[:12]
@@ -140,11 +184,16 @@ func (b *Builder) Build(ctx context.Context, ws *workspace.Workspace, commit wor
 		log.Info("build cached", "out", res.OutDir)
 		return res, nil
 	}
-	return b.build(ctx, log, cfg, res, marker)
+	plans, err := b.plan(ctx, ws, sha, cfg)
+	if err != nil {
+		return BuildResult{}, fmt.Errorf("build %s: %w", commit.Short(), err)
+	}
+	return b.runSteps(ctx, log, ws, cfg, plans, res, marker, jobs)
 }
 
-// build runs the commands; the caller holds the key's lock.
-func (b *Builder) build(ctx context.Context, log *slog.Logger, cfg *Config, res BuildResult, marker string) (BuildResult, error) {
+// runSteps runs the steps; the caller holds the key's lock.
+func (b *Builder) runSteps(ctx context.Context, log *slog.Logger, ws *workspace.Workspace, cfg *Config, plans []stepPlan,
+	res BuildResult, marker string, jobs int) (BuildResult, error) {
 	fail := func(err error) (BuildResult, error) {
 		return BuildResult{}, fmt.Errorf("build %s: %w", short(res.SHA), err)
 	}
@@ -172,18 +221,24 @@ func (b *Builder) build(ctx context.Context, log *slog.Logger, cfg *Config, res 
 	out := io.MultiWriter(logFile, tail)
 
 	vars := res.Vars()
-	env := b.environ(vars)
 	start := time.Now()
-	log.Info("build start", "commands", len(cfg.Build), "src", res.SrcDir, "out", res.OutDir)
+	log.Info("build start", "commands", len(cfg.Build), "src", res.SrcDir, "out", res.OutDir, "jobs", jobs)
 	var commands [][]string
-	for _, argv := range cfg.Build {
-		argv = vars.ExpandAll(argv)
-		commands = append(commands, argv)
-		fmt.Fprintf(out, "$ %s\n", quoteArgs(argv))
-		reason, err := runBuildCommand(ctx, res.SrcDir, argv, env, cfg.BuildTimeout, out)
+	for i, st := range cfg.Build {
+		var argv []string
+		var reason string
+		var err error
+		if st.Declared() {
+			argv, reason, err = b.runDeclared(ctx, log, ws, cfg, i, plans[i], &res, out, jobs)
+		} else {
+			argv = vars.ExpandAll(st.Run)
+			fmt.Fprintf(out, "$ %s\n", quoteArgs(argv))
+			reason, err = runBuildCommand(ctx, res.SrcDir, argv, b.environ(st, vars, jobs), cfg.BuildTimeout, out)
+		}
 		if err != nil {
 			return fail(err)
 		}
+		commands = append(commands, argv)
 		if reason != "" {
 			fmt.Fprintf(out, "perfbot: %s: %s\n", quoteArgs(argv), reason)
 			res.Failed, res.FailedCommand, res.Reason = true, argv, reason
@@ -248,17 +303,37 @@ func runBuildCommand(ctx context.Context, dir string, argv, env []string, timeou
 	return runErr.Error(), nil
 }
 
-// environ returns the build commands' environment, execute.OwnerEnv last.
-func (b *Builder) environ(vars Vars) []string {
+// environ returns build step st's environment: passed, then the step's
+// env, vars, MAKEFLAGS=-j<jobs> unless set already, execute.OwnerEnv
+// last.
+func (b *Builder) environ(st BuildStep, vars Vars, jobs int) []string {
+	env := b.passed()
+	names := make([]string, 0, len(st.Env))
+	for name := range st.Env {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		env = append(env, name+"="+vars.Expand(st.Env[name]))
+	}
+	env = append(env, vars.Environ()...)
+	if !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "MAKEFLAGS=") }) {
+		env = append(env, fmt.Sprintf("MAKEFLAGS=-j%d", max(jobs, 1)))
+	}
+	if m := execute.OwnerMarker(); m != "" {
+		env = append(env, m)
+	}
+	return env
+}
+
+// passed returns the variables of perfbot's own environment that builds
+// see (BuildEnv and PassEnv), in that order.
+func (b *Builder) passed() []string {
 	var env []string
 	for _, name := range append(BuildEnv[:len(BuildEnv):len(BuildEnv)], b.PassEnv...) {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}
-	}
-	env = append(env, vars.Environ()...)
-	if m := execute.OwnerMarker(); m != "" {
-		env = append(env, m)
 	}
 	return env
 }
@@ -268,6 +343,15 @@ func (b *Builder) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return b.Logger
+}
+
+// cached reports whether a build of commit sha with cfg's build steps is
+// cached, so that building it runs nothing.
+func (b *Builder) cached(ws *workspace.Workspace, sha string, cfg *Config) bool {
+	res := BuildResult{SHA: sha, BuildHash: cfg.BuildHash()}
+	res.OutDir = filepath.Join(ws.DataDir(), "builds", sha+"-"+res.BuildHash[:12])
+	_, ok := readMarker(res.OutDir+".done", res)
+	return ok
 }
 
 // Estimate says how long building commit sha with cfg's build commands
@@ -314,30 +398,9 @@ func readMarker(path string, res BuildResult) (buildRecord, bool) {
 	return rec, true
 }
 
-// writeMarker writes the marker whole or not at all: a temporary file,
-// synced, renamed into place.
+// writeMarker writes the marker whole or not at all.
 func writeMarker(path string, rec buildRecord) error {
-	data, err := json.MarshalIndent(rec, "", "\t")
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeJSONFile(path, rec); err != nil {
 		return fmt.Errorf("write build marker: %w", err)
 	}
 	return nil

@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -65,7 +67,7 @@ func newBuildFixture(t *testing.T) *buildFixture {
 // config returns a valid Config whose build is the given commands.
 func (f *buildFixture) config(build ...[]string) *Config {
 	c := DefaultConfig()
-	c.Build = build
+	c.Build = Steps(build...)
 	return c
 }
 
@@ -235,13 +237,13 @@ func TestBuildSeesOnlyAllowedEnvironment(t *testing.T) {
 	}
 	for k, v := range map[string]string{
 		"PERFBOT_SRC": res.SrcDir, "PERFBOT_OUT": res.OutDir, "GOFLAGS": "-mod=mod",
-		"CUDA_HOME": "/opt/cuda", "PATH": os.Getenv("PATH"),
+		"CUDA_HOME": "/opt/cuda", "PATH": os.Getenv("PATH"), "MAKEFLAGS": fmt.Sprintf("-j%d", runtime.NumCPU()),
 	} {
 		if env[k] != v {
 			t.Errorf("build env %s = %q, want %q", k, env[k], v)
 		}
 	}
-	allowed := append(slices.Clone(BuildEnv), "CUDA_HOME", "PERFBOT_SRC", "PERFBOT_OUT", execute.OwnerEnv,
+	allowed := append(slices.Clone(BuildEnv), "CUDA_HOME", "PERFBOT_SRC", "PERFBOT_OUT", "MAKEFLAGS", execute.OwnerEnv,
 		"PWD", "OLDPWD", "SHLVL", "_") // the last ones sh sets itself
 	for k := range env {
 		if !slices.Contains(allowed, k) {
@@ -317,7 +319,7 @@ func main() {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Build = [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/hello", "."}}
+	cfg.Build = Steps([]string{"go", "build", "-o", "${PERFBOT_OUT}/hello", "."})
 	cfg.Benchmarks[0].Command = []string{"${PERFBOT_OUT}/hello", "${PERFBOT_SRC}"}
 	cfg.Benchmarks[0].Args = nil
 	var b Builder

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
 			Looks: analysis.Looks{Runs: looks, Max: design.Max},
-			Order: cfg.Order, Seed: seed, Caveats: caveats, ConfigSource: source, ConfigPath: r.configPath(),
+			Order: cfg.Order, Seed: seed, Caveats: append(slices.Clone(ss.buildWarnings), caveats...), ConfigSource: source, ConfigPath: r.configPath(),
 		}, opts)
 	}
 
@@ -448,7 +449,9 @@ const minReachRuns = 3
 // checks again once the warm-up rounds have run, by their time); with
 // neither it cannot tell and does not refuse.
 func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss *session, sides []*side, count, maxCount int, timeout time.Duration) error {
-	var builds time.Duration
+	// Builds that run at once take about as long as the longest of them,
+	// or as their sum shared among them.
+	var builds, longest time.Duration
 	var built []string
 	for _, s := range sides {
 		if slices.Contains(built, s.commit.SHA) {
@@ -457,8 +460,10 @@ func (r *Runner) checkReachable(ctx context.Context, ws *workspace.Workspace, ss
 		built = append(built, s.commit.SHA)
 		if d, ok := r.Builder.Estimate(ws, s.commit.SHA, s.cfg); ok {
 			builds += d
+			longest = max(longest, d)
 		}
 	}
+	builds = max(longest, builds/time.Duration(buildsAtOnce(ss.cfg.BuildParallel, runtime.NumCPU(), len(built))))
 	// Timed runs of any kind (baselines, comparisons, bisections) are as
 	// long as each other.
 	runs, err := r.Store.Runs(ctx, store.RunQuery{Repo: ws.Source(), Machine: ss.env.ID(), ConfigHash: sides[0].cfgHash, Status: analysis.StatusOK, Limit: 200})

@@ -51,14 +51,32 @@ var ErrInvalidConfig = errors.New("invalid perfbot config")
 // force: each Benchmark's Count, Warmup and Timeout are its own or the
 // top-level ones.
 type Config struct {
-	// Build is the build commands (YAML build, a list of argument
-	// lists), run in order in the revision's worktree with
-	// ${PERFBOT_OUT} an empty directory for their outputs. Absent: none.
-	// A build is cached per commit and BuildHash.
-	Build [][]string `json:"build"`
+	// Build is the build steps (YAML build, a list of steps: each an
+	// argument list, or a mapping whose run: is one and whose inputs:
+	// and outputs: declare what it reads and makes; see BuildStep), run
+	// in order in the revision's worktree with ${PERFBOT_OUT} an empty
+	// directory for their outputs. Absent: none. A build is cached per
+	// commit and BuildHash; a declared step's outputs are reused, besides,
+	// by any commit whose step reads the same files.
+	Build []BuildStep `json:"build"`
 	// BuildTimeout limits each build command (build_timeout, a Go
 	// duration; default 30m).
 	BuildTimeout time.Duration `json:"build_timeout"`
+	// BuildParallel caps how many revisions build at once (build_parallel,
+	// ≥ 1). 0, the default, builds all of a comparison's revisions at
+	// once (base and head) on a host of 4 CPUs or more, one at a time on
+	// a smaller one. Each build step gets MAKEFLAGS=-jN, N the CPUs
+	// divided by the builds running at once, unless its env sets
+	// MAKEFLAGS. It decides when builds run, not what they make: not part
+	// of Hash or BuildHash.
+	BuildParallel int `json:"build_parallel,omitempty"`
+	// BuildVerify makes every BuildVerify-th reuse of a declared step's
+	// outputs run the step again and compare what it makes, byte for
+	// byte, with what it would have reused (build_verify, ≥ 0; 0: never;
+	// default 0). A difference is a warning in the report naming the step
+	// and the files, and the build uses, and keeps, the new outputs. Not
+	// part of Hash or BuildHash.
+	BuildVerify int `json:"build_verify,omitempty"`
 	// Benchmarks are the programs measured, at least one.
 	Benchmarks []Benchmark `json:"benchmarks"`
 	// Count is the default number of measured runs per revision
@@ -355,7 +373,7 @@ func (v Vars) Environ() []string {
 // 2^16-constraint proof per process, keeping each run's CPU profile.
 func DefaultConfig() *Config {
 	return &Config{
-		Build:        [][]string{{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}},
+		Build:        Steps([]string{"go", "build", "-o", "${PERFBOT_OUT}/perfbot", "./cmd/perfbot"}),
 		BuildTimeout: defaultBuildTimeout,
 		Benchmarks: []Benchmark{{
 			Name:     "prove",
@@ -428,16 +446,18 @@ func LoadConfig(ctx context.Context, ws *workspace.Workspace, baseSHA string) (c
 // zero (validate it).
 type (
 	rawConfig struct {
-		Build        []argList      `yaml:"build"`
-		BuildTimeout *string        `yaml:"build_timeout"`
-		Benchmarks   []rawBenchmark `yaml:"benchmarks"`
-		Count        *int           `yaml:"count"`
-		Warmup       *int           `yaml:"warmup"`
-		MaxCount     *int           `yaml:"max_count"`
-		Timeout      *string        `yaml:"timeout"`
-		Thresholds   rawThresholds  `yaml:"thresholds"`
-		PrimaryUnits *[]string      `yaml:"primary_units"`
-		Order        *oneWord       `yaml:"order"`
+		Build         []rawStep      `yaml:"build"`
+		BuildTimeout  *string        `yaml:"build_timeout"`
+		Benchmarks    []rawBenchmark `yaml:"benchmarks"`
+		Count         *int           `yaml:"count"`
+		Warmup        *int           `yaml:"warmup"`
+		MaxCount      *int           `yaml:"max_count"`
+		Timeout       *string        `yaml:"timeout"`
+		Thresholds    rawThresholds  `yaml:"thresholds"`
+		PrimaryUnits  *[]string      `yaml:"primary_units"`
+		Order         *oneWord       `yaml:"order"`
+		BuildParallel *int           `yaml:"build_parallel"`
+		BuildVerify   *int           `yaml:"build_verify"`
 	}
 	rawBenchmark struct {
 		Name       string            `yaml:"name"`
@@ -701,8 +721,18 @@ func (r *rawConfig) resolve(p *problems) *Config {
 	if c.Thresholds.Headline == "" {
 		p.add("thresholds.headline: empty; name the phase each benchmark's verdict is about, such as total (the default)")
 	}
-	for _, cmd := range r.Build {
-		c.Build = append(c.Build, []string(cmd))
+	for _, st := range r.Build {
+		c.Build = append(c.Build, st.step)
+	}
+	if r.BuildParallel != nil {
+		c.BuildParallel = *r.BuildParallel
+		if c.BuildParallel < 1 {
+			p.add("build_parallel: %d is less than 1; write 1 to build one revision at a time, 2 to build base and head at once, "+
+				"or leave it out (both at once on a host of 4 CPUs or more)", c.BuildParallel)
+		}
+	}
+	if r.BuildVerify != nil {
+		c.BuildVerify = *r.BuildVerify
 	}
 	for i, rb := range r.Benchmarks {
 		c.Benchmarks = append(c.Benchmarks, Benchmark{
@@ -754,12 +784,14 @@ func (c *Config) check(p *problems) {
 	}
 	positive(p, "timeout", c.Timeout)
 	positive(p, "build_timeout", c.BuildTimeout)
-	for i, cmd := range c.Build {
-		field := fmt.Sprintf("build[%d]", i)
-		if len(cmd) == 0 || cmd[0] == "" {
-			p.add("%s: empty command; write the program and its arguments, as [go, build, ./...]", field)
-		}
-		checkVars(p, field, cmd)
+	for i, st := range c.Build {
+		checkStep(p, i, st)
+	}
+	if c.BuildParallel < 0 {
+		p.add("build_parallel: %d is negative; write 1 to build one revision at a time, or leave it out", c.BuildParallel)
+	}
+	if c.BuildVerify < 0 {
+		p.add("build_verify: %d is negative; write 20 to check every 20th reuse of a declared build step, or 0 (the default) for never", c.BuildVerify)
 	}
 	if len(c.Benchmarks) == 0 {
 		p.add("benchmarks: none; add at least one, as\n" +
@@ -990,6 +1022,18 @@ func (c *Config) normalize() {
 	if len(c.Build) == 0 {
 		c.Build = nil
 	}
+	for i := range c.Build {
+		st := &c.Build[i]
+		if len(st.Env) == 0 {
+			st.Env = nil
+		}
+		if len(st.Inputs) == 0 {
+			st.Inputs = nil
+		}
+		if len(st.Outputs) == 0 {
+			st.Outputs = nil
+		}
+	}
 	if len(c.PrimaryUnits) == 0 {
 		c.PrimaryUnits = nil
 	}
@@ -1018,7 +1062,8 @@ func (c *Config) normalize() {
 // was written, with defaults spelled out or not), different when any
 // value differs, except a benchmark's Callgrind (the timed runs are the
 // same with it or without it, so their history stays one series), the
-// order of the sides, the spending function, α and max_count.
+// order of the sides, the spending function, α, max_count,
+// build_parallel and build_verify.
 func (c *Config) Hash() string {
 	cp := c.normalizedCopy()
 	for i := range cp.Benchmarks {
@@ -1029,6 +1074,9 @@ func (c *Config) Hash() string {
 	cp.Order, cp.Thresholds.Spending, cp.Thresholds.Paired = "", "", false
 	// Nor does what the verdict is about, or what fails a check.
 	cp.Thresholds.Headline, cp.Thresholds.FailOn = "", ""
+	// Nor do how many revisions build at once and how often a reused
+	// build step is checked.
+	cp.BuildParallel, cp.BuildVerify = 0, 0
 	// Nor do α and the cap on runs: they decide verdicts and how many runs
 	// a comparison takes. They hash as the values they had when the hash
 	// was defined (the defaults until 2026-12-02, α 0.05 and 30), so that
@@ -1047,6 +1095,7 @@ func (c *Config) BuildHash() string {
 
 func (c *Config) normalizedCopy() *Config {
 	cp := *c
+	cp.Build = slices.Clone(c.Build)
 	cp.Benchmarks = slices.Clone(c.Benchmarks)
 	cp.normalize()
 	return &cp

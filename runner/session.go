@@ -4,14 +4,17 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
@@ -138,6 +141,9 @@ type session struct {
 	// is checked (checkHeadline); headlineChecked says it was.
 	printed         map[string]bool
 	headlineChecked bool
+	// buildWarnings are the builds' caveats (BuildResult.Warnings), for
+	// the report.
+	buildWarnings []string
 }
 
 func (r *Runner) newSession(ctx context.Context, ws *workspace.Workspace, cfg *Config, kind store.Kind) (*session, error) {
@@ -281,7 +287,18 @@ func (ss *session) build(ctx context.Context, s *side) error {
 	if err != nil {
 		return fmt.Errorf("build %s %s: %w", s.name, s.commit.Short(), err)
 	}
+	return ss.built(ctx, s, res)
+}
+
+// built takes s's build result: a failed build is recorded as a
+// build-failed run, and a build's warnings become the report's.
+func (ss *session) built(ctx context.Context, s *side, res BuildResult) error {
 	s.build = res
+	for _, w := range res.Warnings {
+		if !slices.Contains(ss.buildWarnings, w) {
+			ss.buildWarnings = append(ss.buildWarnings, w)
+		}
+	}
 	if res.Failed {
 		ss.r.log().Warn("build failed", "side", s.name, "sha", s.commit.Short(), "command", strings.Join(res.FailedCommand, " "), "reason", res.Reason, "output", lastLines(res.Output, 5))
 		return ss.recordBuildFailure(ctx, s)
@@ -293,24 +310,106 @@ func (ss *session) build(ctx context.Context, s *side) error {
 
 // buildSides builds every side, each commit once: a side of a commit
 // built for an earlier side (an A/A comparison, or two variants of one
-// revision) runs that build, and records its failure as its own.
+// revision) runs that build, and records its failure as its own. Before
+// anything builds, the declared steps' inputs are checked at every
+// commit (Builder.Check). Then the commits build at once, as many as
+// buildsAtOnce allows, each step with MAKEFLAGS=-jN for its share of the
+// CPUs. A build that fails is a result like any other: the others go on.
+// An error (ctx done, the data directory unusable) stops them all.
 func (ss *session) buildSides(ctx context.Context, sides []*side) error {
-	for i, s := range sides {
-		if j := slices.IndexFunc(sides[:i], func(o *side) bool { return o.commit.SHA == s.commit.SHA }); j >= 0 {
-			s.build = sides[j].build
-			ss.r.log().Info("build shared", "side", s.name, "with", sides[j].name, "sha", s.commit.Short())
-			if s.build.Failed {
-				if err := ss.recordBuildFailure(ctx, s); err != nil {
-					return err
+	var own []*side // the first side of each commit, in order
+	for _, s := range sides {
+		if !slices.ContainsFunc(own, func(o *side) bool { return o.commit.SHA == s.commit.SHA }) {
+			own = append(own, s)
+		}
+	}
+	var p problems
+	for _, s := range own {
+		_, sp, err := ss.r.Builder.planProblems(ctx, ss.ws, s.commit.SHA, s.cfg)
+		if err != nil {
+			return fmt.Errorf("build %s %s: %w", s.name, s.commit.Short(), err)
+		}
+		for _, msg := range sp {
+			p.add("%s: %s", s.name, msg)
+		}
+	}
+	if err := p.err(); err != nil {
+		return err
+	}
+	uncached := 0
+	for _, s := range own {
+		if !ss.r.Builder.cached(ss.ws, s.commit.SHA, s.cfg) {
+			uncached++
+		}
+	}
+	at := buildsAtOnce(ss.cfg.BuildParallel, runtime.NumCPU(), len(own))
+	jobs := max(1, runtime.NumCPU()/max(1, min(at, uncached)))
+	if len(own) > 1 {
+		ss.r.log().Info("builds", "revisions", len(own), "at_once", at, "make_jobs", jobs)
+	}
+	results := make([]BuildResult, len(own))
+	errs := make([]error, len(own))
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int, len(own))
+	for i := range own {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range at {
+		wg.Go(func() {
+			for i := range next {
+				s := own[i]
+				if bctx.Err() != nil {
+					errs[i] = bctx.Err()
+					continue
+				}
+				ss.r.log().Info("build", "side", s.name, "sha", s.commit.Short())
+				results[i], errs[i] = ss.r.Builder.build(bctx, ss.ws, s.commit, s.cfg, jobs)
+				if errs[i] != nil {
+					cancel() // the session stops: the other builds are wasted
 				}
 			}
-			continue
+		})
+	}
+	wg.Wait()
+	// The error that stopped the others, not the cancellations it caused.
+	for i, err := range errs {
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.Canceled)) {
+			return fmt.Errorf("build %s %s: %w", own[i].name, own[i].commit.Short(), err)
 		}
-		if err := ss.build(ctx, s); err != nil {
+	}
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("build %s %s: %w", own[i].name, own[i].commit.Short(), err)
+		}
+	}
+	for _, s := range sides {
+		i := slices.IndexFunc(own, func(o *side) bool { return o.commit.SHA == s.commit.SHA })
+		if own[i] != s {
+			ss.r.log().Info("build shared", "side", s.name, "with", own[i].name, "sha", s.commit.Short())
+		}
+		if err := ss.built(ctx, s, results[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// buildsAtOnce returns how many of n revisions build at once: setting
+// (Config.BuildParallel) when positive, else all of them on a host of 4
+// CPUs or more and one at a time on a smaller one; never more than n, at
+// least 1.
+func buildsAtOnce(setting, cpus, n int) int {
+	at := setting
+	if at <= 0 {
+		at = n
+		if cpus < 4 {
+			at = 1
+		}
+	}
+	return max(1, min(at, n))
 }
 
 // recordBuildFailure records s's failed build as a build-failed run.

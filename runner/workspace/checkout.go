@@ -19,7 +19,11 @@ import (
 // ${PERFBOT_OUT}, ignored files are tolerated, anything else makes the
 // next Checkout start over. Concurrent Checkouts of one commit, in one
 // process or several sharing the data directory, are serialized by a lock
-// file next to the worktree.
+// file next to the worktree. Checkouts of different commits run at once,
+// but for the change to the repository's list of worktrees (git worktree
+// add, remove and prune), which one lock file per repository serializes:
+// git does not guard that list against itself (a prune removes an entry
+// another add is making, an add trips over one half made).
 func (w *Workspace) Checkout(ctx context.Context, sha string) (string, error) {
 	if !isFullSHA(sha) {
 		return "", fmt.Errorf("checkout %q: want a full lowercase commit SHA (from Resolve)", sha)
@@ -46,6 +50,11 @@ func (w *Workspace) Checkout(ctx context.Context, sha string) (string, error) {
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("checkout %s: %w", short(sha), ctx.Err())
 	}
+	unlockList, err := Lock(ctx, filepath.Join(w.dataDir, "worktrees", w.key+".lock"))
+	if err != nil {
+		return "", fmt.Errorf("checkout %s: %w", short(sha), err)
+	}
+	defer unlockList()
 	if err := w.removeWorktree(ctx, from, dir); err != nil {
 		return "", fmt.Errorf("checkout %s: %w", short(sha), err)
 	}

@@ -440,6 +440,42 @@ func TestCheckoutConcurrentCallsShareOneWorktree(t *testing.T) {
 	wantFile(t, dirs[0], "README", "two\n")
 }
 
+// Base and head build at once: their checkouts run side by side.
+func TestCheckoutOfDifferentCommitsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	dataDir := t.TempDir()
+	shas := []string{h.c1, h.c2, h.f1, h.m, h.c4}
+	dirs := make([]string, 2*len(shas))
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i := range dirs {
+		wg.Go(func() {
+			// Separate Workspaces, as two processes would have.
+			w, err := Open(context.Background(), h.repo.Dir, dataDir)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			dirs[i], errs[i] = w.Checkout(context.Background(), shas[i%len(shas)])
+		})
+	}
+	wg.Wait()
+	for i, dir := range dirs {
+		sha := shas[i%len(shas)]
+		if errs[i] != nil {
+			t.Errorf("Checkout %d (%s): %v", i, sha[:7], errs[i])
+			continue
+		}
+		if head := strings.TrimSpace(gitOut(t, dir, "rev-parse", "HEAD")); head != sha {
+			t.Errorf("Checkout %d: %s has HEAD %s, want %s", i, dir, head, sha)
+		}
+		if status := gitOut(t, dir, "status", "--porcelain"); status != "" {
+			t.Errorf("Checkout %d: %s is not clean:\n%s", i, dir, status)
+		}
+	}
+}
+
 func TestCheckoutWantsAFullSHA(t *testing.T) {
 	t.Parallel()
 	h := newHistory(t)
