@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +14,8 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
+	"github.com/perfbot/perfbot/server/dashboard"
+	"github.com/perfbot/perfbot/store"
 )
 
 // shellWords splits a command line as a POSIX shell does for the words
@@ -109,6 +115,36 @@ func TestCommandsThatReportsPrintRunAsPrinted(t *testing.T) {
 	}
 	if exports != 2 {
 		t.Errorf("%d perfbot commands in the comment's benchstat steps, want 2:\n%s", exports, md)
+	}
+
+	// The dashboard's compare page of the stored comparison: its bisect
+	// hint runs as printed, config and all.
+	db, err := store.Open(context.Background(), env.db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(dashboard.New(dashboard.Config{Store: db}))
+	defer srv.Close()
+	var page struct {
+		Bisect []struct{ Phase, Command string }
+	}
+	resp, err := http.Get(srv.URL + "/api/compare?" + url.Values{"repo": {dir}, "base": {good}, "head": {bad}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/api/compare: %d, %v", resp.StatusCode, err)
+	}
+	if len(page.Bisect) == 0 {
+		t.Fatalf("the dashboard printed no bisect command for the regression")
+	}
+	for _, h := range page.Bisect {
+		if !strings.Contains(h.Command, "--config "+cfg) || !strings.Contains(h.Command, "--benchmark ") {
+			t.Errorf("dashboard hint %q lacks --config or --benchmark", h.Command)
+		}
+		runPrinted(t, env, h.Command)
 	}
 }
 
