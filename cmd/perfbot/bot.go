@@ -195,7 +195,8 @@ not run (the database unreachable, the address taken).`,
 // (a queued check, a reply) that perfbot serve was running when it died
 // waits: it counts as abandoned once it has run controlRescueAfter (its
 // timeout, controlTimeout, plus a margin) and is found within
-// controlRescueEvery, so it runs again within about 1m45s rather than after
+// controlRescueEvery, so it runs again within about two minutes (River
+// then retries it within seconds) rather than after
 // River's rescue, which waits job_timeout + 10 minutes for every kind so as
 // to spare measuring jobs.
 const (
@@ -204,9 +205,14 @@ const (
 )
 
 // rescueControl rescues abandoned control jobs every controlRescueEvery
-// until ctx ends.
+// (PERFBOT_CONTROL_RESCUE_EVERY overrides it: tests use a second) until
+// ctx ends.
 func rescueControl(ctx context.Context, q *queue.Client, log *slog.Logger) {
-	t := time.NewTicker(controlRescueEvery)
+	every := controlRescueEvery
+	if d, err := time.ParseDuration(os.Getenv("PERFBOT_CONTROL_RESCUE_EVERY")); err == nil && d > 0 {
+		every = d
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

@@ -558,6 +558,39 @@ func TestQueuedChecksOfDroppedHeadsEnd(t *testing.T) {
 	}
 }
 
+// TestAControlJobOfAKilledServeRunsAgainWithinTheBound: a reply job that
+// a killed perfbot serve left "running" two minutes ago (past its
+// one-minute timeout) is rescued by the serve that runs now and posted,
+// once, within seconds of its sweep; River's own rescue would have waited
+// job_timeout + 10 minutes.
+func TestAControlJobOfAKilledServeRunsAgainWithinTheBound(t *testing.T) {
+	t.Setenv("PERFBOT_CONTROL_RESCUE_EVERY", "1s")
+	e := startBot(t, botOptions{noWorker: true})
+	const pr = 31
+	base := e.repo.Git(t, "rev-parse", "HEAD")
+	e.gh.AddPullRequest(githubtest.PR{Owner: e2eOwner, Repo: e2eName, Number: pr, BaseSHA: base, HeadRef: "f", HeadSHA: base})
+	start := time.Now()
+	if _, err := e.db.Exec(`INSERT INTO river_job (kind, args, queue, state, attempt, max_attempts, attempted_at, priority, scheduled_at)
+		VALUES ('perfbot_notify', $1, 'control', 'running', 1, 5, now() - interval '2 minutes', 1, now() - interval '2 minutes')`,
+		fmt.Sprintf(`{"repo": "%s/%s", "pr": %d, "reply": "hello again", "reply_key": "delivery d-killed"}`, e2eOwner, e2eName, pr)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			var state, errs string
+			e.db.QueryRow(`SELECT state::text, coalesce(array_to_string(errors, ' | '), '') FROM river_job WHERE kind = 'perfbot_notify' AND (args->>'pr')::int = $1`, pr).Scan(&state, &errs)
+			t.Logf("the reply job: %s, errors %s; comments %+v", state, errs, e.gh.Comments(e2eOwner, e2eName, pr))
+		}
+	})
+	e.waitFor(t, "the abandoned reply to be posted", 30*time.Second, func() bool { return len(e.gh.Comments(e2eOwner, e2eName, pr)) > 0 })
+	t.Logf("posted %s after the job was found abandoned", time.Since(start).Round(100*time.Millisecond))
+	time.Sleep(2 * time.Second) // a second sweep finds nothing more to do
+	cs := e.gh.Comments(e2eOwner, e2eName, pr)
+	if len(cs) != 1 || cs[0].Body != replyMarker("delivery d-killed")+"\nhello again" || cs[0].User != githubtest.AppUser {
+		t.Errorf("comments %+v; want the one reply", cs)
+	}
+}
+
 // checkNoSecretShows looks for the token, the webhook secret, the
 // dashboard's token and a line of the App's private key in everything
 // perfbot said: the processes' logs (and the texts in more), the errors
