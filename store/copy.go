@@ -122,7 +122,16 @@ func (s CopyStats) Copied() int64 {
 // sides (in dst, the rows it copied or found): a difference is an error
 // wrapping ErrCountMismatch that names the table and both numbers. The
 // stats are returned with any error, as far as the copy got.
-func Copy(ctx context.Context, src, dst *DB, opts CopyOptions) (CopyStats, error) {
+func Copy(ctx context.Context, src, dst *DB, opts CopyOptions) (stats CopyStats, err error) {
+	// A copy cut off by ctx fails with ctx's error whatever the driver
+	// made of it: lib/pq answers a cancelled statement with its own error
+	// ("canceling statement due to user request", then "bad connection"),
+	// which callers cannot tell from a broken database.
+	defer func() {
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+	}()
 	c := &copier{
 		src: src, dst: dst, opts: opts,
 		repos: map[int64]int64{}, sessions: map[int64]int64{}, runs: map[int64]int64{}, comparisons: map[int64]int64{},
