@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -130,27 +129,9 @@ func TestOpenSizesThePostgreSQLPoolAsTold(t *testing.T) {
 // At the limit it opens.
 func TestOpenRefusesAPoolThatCannotWork(t *testing.T) {
 	ctx := context.Background()
-	admin, err := sql.Open("postgres", storetest.PostgresAdmin(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() }) // after the role is dropped
-	var maxConns int
-	if err := admin.QueryRowContext(ctx, `SELECT current_setting('max_connections')::int`).Scan(&maxConns); err != nil {
-		t.Fatal(err)
-	}
 	// A role that is not a superuser, with a connection limit of 5,
-	// made before the database it will own (cleanups run last first:
-	// the database is dropped, then the role).
-	role := "perfbot_pool_" + strings.ToLower(rand.Text()[:10])
-	if _, err := admin.ExecContext(ctx, `CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 5`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), `DROP ROLE `+role); err != nil {
-			t.Errorf("drop role %s: %v", role, err)
-		}
-	})
+	// made before the database it will own.
+	admin, role, maxConns := storetest.LimitedRole(t, 5)
 	dsn := storetest.FreshPostgres(t)
 
 	for _, tc := range []struct {

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -64,24 +62,7 @@ func TestDatabaseSettingsReplaceTheProcessDefaults(t *testing.T) {
 // LIMIT.
 func TestServeAndWorkerRefusePoolSettingsThatCannotWork(t *testing.T) {
 	ctx := context.Background()
-	admin, err := sql.Open("postgres", storetest.PostgresAdmin(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() }) // after the role is dropped
-	var maxConns int
-	if err := admin.QueryRowContext(ctx, `SELECT current_setting('max_connections')::int`).Scan(&maxConns); err != nil {
-		t.Fatal(err)
-	}
-	role := "perfbot_pool_" + strings.ToLower(rand.Text()[:10])
-	if _, err := admin.ExecContext(ctx, `CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 3`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), `DROP ROLE `+role); err != nil {
-			t.Errorf("drop role %s: %v", role, err)
-		}
-	})
+	_, role, maxConns := storetest.LimitedRole(t, 3)
 	dsn := storetest.FreshPostgres(t)
 	u, err := url.Parse(dsn)
 	if err != nil {

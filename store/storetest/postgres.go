@@ -3,6 +3,7 @@ package storetest
 import (
 	"crypto/rand"
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -55,4 +56,31 @@ func FreshPostgres(tb testing.TB) string {
 	dsn := *u
 	dsn.Path = "/" + name
 	return dsn.String()
+}
+
+// LimitedRole makes a PostgreSQL role that may log in and is not a
+// superuser, with CONNECTION LIMIT limit, dropped when the test ends
+// (after what it owns: make it before the databases it will own). It
+// returns the admin connection it used, the role's name and the server's
+// max_connections.
+func LimitedRole(t *testing.T, limit int) (admin *sql.DB, role string, maxConns int) {
+	t.Helper()
+	admin, err := sql.Open("postgres", PostgresAdmin(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() }) // after the role is dropped
+	if err := admin.QueryRow(`SELECT current_setting('max_connections')::int`).Scan(&maxConns); err != nil {
+		t.Fatal(err)
+	}
+	role = "perfbot_pool_" + strings.ToLower(rand.Text()[:10])
+	if _, err := admin.Exec(fmt.Sprintf(`CREATE ROLE %s LOGIN CONNECTION LIMIT %d`, role, limit)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec(`DROP ROLE ` + role); err != nil {
+			t.Errorf("drop role %s: %v", role, err)
+		}
+	})
+	return admin, role, maxConns
 }
