@@ -150,9 +150,18 @@ cuda: $(BUILD)/libperfbot_cuda.so $(BUILD)/perfbot_cuda_selftest
 # a comparison builds it for each revision it measures.
 cuda-lib: $(BUILD)/libperfbot_cuda.so
 
-$(BUILD)/libperfbot_cuda.so: cuda/perfbot_cuda.cu $(CUDA_SRC)
-	@mkdir -p $(BUILD)
-	$(NVCC) $(NVFLAGS) -shared -Xcompiler -fPIC -o $@ cuda/perfbot_cuda.cu
+# The library is four translation units that make -j compiles side by side
+# (cuda/ctx.cuh): the C ABI, the G1 MSM, the G2 MSM (the longest) and the
+# NTT. One unit took 136–142 s on the H100 host's 16 cores (BENCHMARKS.md).
+LIB_UNITS := perfbot_cuda msm_g1 msm_g2 ntt
+LIB_OBJS  := $(LIB_UNITS:%=$(BUILD)/cuda-obj/%.o)
+
+$(BUILD)/cuda-obj/%.o: cuda/%.cu $(CUDA_SRC)
+	@mkdir -p $(BUILD)/cuda-obj
+	$(NVCC) $(NVFLAGS) -Xcompiler -fPIC -c -o $@ $<
+
+$(BUILD)/libperfbot_cuda.so: $(LIB_OBJS)
+	$(NVCC) $(NVFLAGS) -shared -o $@ $(LIB_OBJS)
 
 # The self-test compiles beside the library (make -j) and links to it.
 $(BUILD)/selftest.o: cuda/selftest.cu $(HOST_SRC) $(CUDA_SRC)

@@ -170,4 +170,9 @@ static_assert(sizeof(Affine<DFp2>) == 192 && sizeof(Affine<HFp2>) == 192, "G2Aff
 static_assert(sizeof(Jacobian<DFp2>) == 288 && sizeof(Jacobian<HFp2>) == 288, "G2Jac is 288 bytes");
 static_assert(sizeof(XYZZ<DFp2>) == sizeof(XYZZ<HFp2>), "host and device G2 XYZZ agree");
 
+typedef Affine<DFp> DAffine;   // G1
+typedef XYZZ<DFp> DXYZZ;
+typedef Affine<DFp2> DAffine2; // G2
+typedef XYZZ<DFp2> DXYZZ2;
+
 } // namespace pb

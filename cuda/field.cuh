@@ -59,16 +59,18 @@ namespace pb {
 #define PB_FR_R2 \
   {0xf3f29c6d, 0xc999e990, 0x87925c23, 0x2b6cedcb, 0x7254398f, 0x05d31496, 0x9f59ff11, 0x0748d9d9}
 
+// static: every translation unit of the library has its own copy in its
+// own module (no relocatable device code), and no host symbol clashes.
 #if defined(__CUDACC__)
-__constant__ uint32_t d_fp_mod[12] = PB_FP_MOD;
-__constant__ uint32_t d_fp_one[12] = PB_FP_ONE;
-__constant__ uint32_t d_fr_mod[8] = PB_FR_MOD;
-__constant__ uint32_t d_fr_one[8] = PB_FR_ONE;
+static __constant__ uint32_t d_fp_mod[12] = PB_FP_MOD;
+static __constant__ uint32_t d_fp_one[12] = PB_FP_ONE;
+static __constant__ uint32_t d_fr_mod[8] = PB_FR_MOD;
+static __constant__ uint32_t d_fr_one[8] = PB_FR_ONE;
 // Fr's −r⁻¹ mod 2^32 (FrParams::inv32) for the PTX product, read from
 // constant memory on purpose: as an immediate, ptxas turns m = A_0·inv
 // into −A_0 and then splits every m·r_j word product in two (cuda/gen/
 // mont_ptx.py, step 3).
-__constant__ uint32_t d_fr_inv = 0xffffffffu;
+static __constant__ uint32_t d_fr_inv = 0xffffffffu;
 #endif
 static const uint32_t h_fp_mod[12] = PB_FP_MOD;
 static const uint32_t h_fp_one[12] = PB_FP_ONE;

@@ -27,11 +27,6 @@
 
 namespace pb {
 
-typedef Affine<DFp> DAffine;   // G1
-typedef XYZZ<DFp> DXYZZ;
-typedef Affine<DFp2> DAffine2; // G2
-typedef XYZZ<DFp2> DXYZZ2;
-
 // The reduction kernels add and double through ReduceOps. For G1 these
 // are the point formulas inlined, as before. For G2 they are calls:
 // inlined, each of the reduction kernels' ~8 additions and doublings
@@ -58,7 +53,8 @@ __device__ __forceinline__ uint32_t scalar_bits(const DFr &s, int off, int c) {
   return (uint32_t)(w >> sh) & ((1u << c) - 1);
 }
 
-__global__ void msm_digits(const DFr *scalars, uint64_t n, int c, int nw, uint32_t *keys,
+// static: each MSM translation unit (msm_g1.cu, msm_g2.cu) has its own copy.
+static __global__ void msm_digits(const DFr *scalars, uint64_t n, int c, int nw, uint32_t *keys,
                            uint32_t *vals) {
   uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;

@@ -24,34 +24,15 @@
 
 #include "field.cuh"
 #include "ntt_round.cuh"
+#include "ntt_tables.cuh"
 
 namespace pb {
-
-// ldg reads an element as two 16-byte loads through the read-only path.
-__device__ __forceinline__ DFr ldg(const DFr *p) {
-  DFr r;
-  const uint4 *s = reinterpret_cast<const uint4 *>(p);
-  uint4 *d = reinterpret_cast<uint4 *>(&r);
-  d[0] = __ldg(s);
-  d[1] = __ldg(s + 1);
-  return r;
-}
 
 // The pass kernel's code is kept small, which measured 3% faster at 2^24
 // than unrolling everything (cuda/NOTES.md, v5): its load and store loops
 // are not unrolled, and the PowTable products (coset scales, the twist
-// without a table) are one out-of-line function rather than a copy at
-// every use.
-//
-// PowTable holds b^i for i < 2^lb (lo) and f·b^(j·2^lb) for j < 2^hb (hi),
-// f being an optional factor folded into every power.
-struct PowTable {
-  DFr *lo = nullptr, *hi = nullptr;
-  int lb = 0, hb = 0;
-  __device__ __noinline__ DFr get(uint64_t e) const {
-    return ldg(hi + (e >> lb)) * ldg(lo + (e & ((1ull << lb) - 1)));
-  }
-};
+// without a table) are one out-of-line function (ntt_tables.cuh) rather
+// than a copy at every use.
 
 __device__ __forceinline__ uint32_t bit_rev(uint32_t x, int bits) {
   return bits == 0 ? 0 : __brev(x) >> (32 - bits);
@@ -75,19 +56,6 @@ __device__ __forceinline__ void sts(uint4 *x, uint32_t i, uint32_t size, const D
   x[i] = p[0];
   x[i + size] = p[1];
 }
-
-// Twist gives the four-step twist factors ω^e (ω^−e for the inverse)
-// of a middle pass: from the plan's table of ω^i for all i < n when it has
-// one (one load), else as a product of two PowTable entries (two loads and
-// a product). ω^−e = ω^(n−e), so one table serves both directions.
-struct Twist {
-  PowTable w;                 // ω^e, or ω^−e when inverse (a table of ω⁻¹)
-  const DFr *table = nullptr; // ω^i for i < n, or null
-  uint64_t mask = 0;          // n − 1
-  bool inverse = false;
-  __device__ __forceinline__ const DFr *at(uint64_t e) const { return table + (inverse ? (0 - e) & mask : e); }
-  __device__ __forceinline__ DFr get(uint64_t e) const { return table ? ldg(at(e)) : w.get(e); }
-};
 
 // pass_store writes the element at group position m once a pass is done:
 // a middle pass twists it and stores it in place (at its column, stride
@@ -195,7 +163,7 @@ __global__ void ntt_dif_rounds(const DFr *in, DFr *out, int log_n, int s, int k,
 // (half size h = 2^(k−1−t)) has ω_{2h}^j = ω^(j·n/2h) for j < h at
 // 2^k − 2h + j, so a stage's threads read consecutive entries. 2^k − 1
 // entries; made once per plan rather than by every block of every pass.
-__global__ void ntt_local_roots(PowTable w, int log_n, int k, DFr *out) {
+static __global__ void ntt_local_roots(PowTable w, int log_n, int k, DFr *out) {
   const uint32_t size = 1u << k;
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= size - 1) return;
@@ -207,13 +175,13 @@ __global__ void ntt_local_roots(PowTable w, int log_n, int k, DFr *out) {
 }
 
 // out[i] = ω^i for i < n: the twist table (Twist).
-__global__ void ntt_twist_table(PowTable w, uint64_t n, DFr *out) {
+static __global__ void ntt_twist_table(PowTable w, uint64_t n, DFr *out) {
   const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = w.get(i);
 }
 
 // h = (a·b − c)·z⁻¹ pointwise, into a.
-__global__ void quotient_pointwise(DFr *a, const DFr *b, const DFr *c, uint64_t n, DFr zinv) {
+static __global__ void quotient_pointwise(DFr *a, const DFr *b, const DFr *c, uint64_t n, DFr zinv) {
   uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   a[i] = (a[i] * b[i] - c[i]) * zinv;

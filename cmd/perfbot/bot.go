@@ -364,7 +364,7 @@ could not run (the database unreachable).`,
 			ctx := cmd.Context()
 			metrics := server.NewMetrics(server.Counts{Pool: db.SQL()}, log)
 			deps := &jobDeps{
-				runner:  &runner.Runner{DataDir: dir, Store: db, Logger: log},
+				runner:  &runner.Runner{DataDir: dir, Store: db, Logger: log, Builder: runner.Builder{Logger: log}},
 				store:   db,
 				gh:      gh,
 				pub:     &publisher{gh: gh, checkName: cfg.GitHub.CheckName},

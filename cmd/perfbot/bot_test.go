@@ -100,6 +100,9 @@ type botOptions struct {
 	// bench, when set, is the benchmark's shell script in place of
 	// benchScript's.
 	bench string
+	// repoFiles, when set, are the repository's first commit in place of
+	// the shell benchmark's config and value file.
+	repoFiles map[string]string
 }
 
 func startBot(t *testing.T, opts botOptions) *botEnv {
@@ -136,7 +139,11 @@ func startBot(t *testing.T, opts botOptions) *botEnv {
 	build, _ := json.Marshal("env > " + e.envDir + "/build-env.$$")
 	count := cmp.Or(opts.count, 8)
 	cfg := fmt.Sprintf("build:\n  - [sh, -c, %s]\nbenchmarks:\n  - name: sh\n    command: [sh, -c, %s]\ncount: %d\nwarmup: 0\nmax_count: %d\ntimeout: 30s\n", build, script, count, count)
-	e.repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "value": "1000\n"})
+	if opts.repoFiles != nil {
+		e.repo.Commit(t, "base", opts.repoFiles)
+	} else {
+		e.repo.Commit(t, "base", map[string]string{".perfbot.yml": cfg, "value": "1000\n"})
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
