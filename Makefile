@@ -38,14 +38,15 @@ build:
 	$(GO) build -o $(BUILD)/perfbot ./cmd/perfbot
 
 # The README's main command: compare this repository's last commit with the
-# one before it on the embedded SQLite store. go-nvml's cgo build would
-# print pages of NVIDIA's header deprecation warnings on a first build,
-# which read like a failure: they are silenced here (and only here).
+# one before it on the embedded SQLite store. perfbot is built first by
+# scripts/build-perfbot.sh, which shows the downloads and counts the
+# packages it compiles (a first build is minutes of silence otherwise).
 # ARGS adds flags: make compare ARGS='--verbose'.
 COMPARE_BASE ?= HEAD~1
 COMPARE_HEAD ?= HEAD
 compare:
-	CGO_CFLAGS="$${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations" $(GO) run ./cmd/perfbot compare --base $(COMPARE_BASE) --head $(COMPARE_HEAD) $(ARGS)
+	@GO=$(GO) scripts/build-perfbot.sh $(BUILD)/perfbot
+	$(BUILD)/perfbot compare --base $(COMPARE_BASE) --head $(COMPARE_HEAD) $(ARGS)
 
 # The store suite runs on SQLite and on PostgreSQL: scripts/with-postgres.sh
 # starts a throwaway cluster unless PERFBOT_TEST_DATABASE_URL is set, and
