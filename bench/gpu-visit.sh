@@ -17,6 +17,32 @@
 #   BUDGET   seconds for the whole visit (default 230)
 #   PLANT_POINTS  the H query's points at 2^16 constraints (default 131071)
 #   ARMS     the levers' arms (default "c1 c5"; see bench/gpu-levers.sh)
+#
+# This is the entry point for a GPU visit. The other GPU scripts, each run on
+# the device the same way (its header says what to build and carry):
+#   bench/cuda.sh OUT MAXLOG         build the CUDA library, self-test, time
+#                                    the G1 MSM and NTT kernels (and whole
+#                                    proofs with PROVE_SIZES)
+#   bench/cuda-variants.sh OUT N=F…  the library once per compile-time variant,
+#                                    timed interleaved
+#   bench/cuda-build-time.sh OUT     the library's clean build, one and four units
+#   bench/gpu-verdict-time.sh OUT    a pull request's verdict time, builds included
+#   bench/gpu-bot-flow.sh pack|run   the bot's whole flow (serve, worker,
+#                                    PostgreSQL) on the GPU host, timed
+#   bench/gpu-levers.sh OUT          the levers against a GPU proof's noise (this
+#                                    script runs it in its time left)
+#   bench/gpu-overhead.sh OUT        where one prover process's time goes
+#   bench/gpu-compare.sh OUT         planted comparisons with perfbot compare
+#                                    (RESIDENT=1: resident processes)
+#   bench/gpu-set.sh KIND N RESULTS  a resumable set of comparisons of one kind
+#   bench/gpu-proof-2e24.sh          the whole proof at 2^24: latency, pipeline,
+#                                    peak RSS; leaves the library in OUT/lib.tgz
+#   bench/gpu-g2-msm.sh check|time   the G2 MSM: checks and timings to 2^24
+#   bench/sppark.sh run OUT          our G1 MSM and NTT beside sppark's
+#   bench/sppark-prebuilt-lib.sh     the same on gpu-proof-2e24.sh's library
+#   bench/keep-points.sh OUT         kept G1 points on and off (bench/prove-ab.sh)
+#   bench/synth-noise.sh OUT         synthesis's own noise on the host (no CUDA)
+#   bench/plant-msm.sh PROG ARGS…    PROG with a device-side plant (test build)
 set -uo pipefail
 out=${1:?usage: bench/gpu-visit.sh OUT}
 work=$out/visit

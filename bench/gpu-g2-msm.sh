@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/issue20-g2-visit.sh check|time — the G2 MSM on the GPU machine
+# bench/gpu-g2-msm.sh check|time — the G2 MSM on the GPU machine
 # (issue 20), in calls of at most 300 s. Needs build/go/gpu.test (and for
 # the whole proofs build/go/perfbot.gz) built on the development machine:
 #
@@ -17,7 +17,7 @@
 #        in the time left, whole proofs at 2^22 with PERFBOT_G2=host and
 #        gpu alternated.
 set -u
-o=${OUT:-/tmp/g2-visit}
+o=${OUT:-/tmp/g2-msm}
 mkdir -p "$o"
 t0=$(date +%s)
 log() { echo "[$(($(date +%s) - t0))s] $*" | tee -a "$o/log.txt"; }

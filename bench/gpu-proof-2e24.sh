@@ -1,15 +1,18 @@
 #!/bin/bash
+# bench/gpu-proof-2e24.sh — on the GPU machine: the whole GPU proof at 2^24
+# constraints (issue 20's targets: latency, pipeline, peak RSS).
 # Carried to the GPU machine in build/lead with perfbot.gz (go build ./cmd/perfbot, gzip),
 # gpu.test (go test -c ./prover/gpu) and cuda.tgz (tar czf cuda.tgz Makefile cuda).
-# Issue 20 visit C: make cuda (its library and self-test come back in $OUT/lib.tgz for later
-# visits), the 2^24 proof's latency with a CPU profile (the gathers now on every core into
-# reused buffers), the pipeline (K=6), then the GPU tests against gnark-crypto.
-# Everything lands in one tarball, packed after each step.
+# Steps: make cuda (its library and self-test come back in $OUT/lib.tgz for later
+# visits, e.g. bench/sppark-prebuilt-lib.sh), the 2^24 proof's latency with a CPU
+# profile, the pipeline (K=6), then the GPU tests against gnark-crypto.
+# Everything lands in $OUT/proof-2e24.tgz, packed after each step. DEADLINE (default 530)
+# is the seconds the call may run.
 set -u
 o=/tmp/vc; mkdir -p $o; t0=$(date +%s); L=$PWD/build/lead
 log(){ echo "[$(( $(date +%s)-t0 ))s] $*" | tee -a $o/log.txt; pack; }
 left(){ echo $(( $1 - ($(date +%s)-t0) )); }
-pack(){ tar -C $o -czf $OUT/visitC.tgz.tmp . && mv $OUT/visitC.tgz.tmp $OUT/visitC.tgz; cp $o/log.txt $OUT/log.txt 2>/dev/null; }
+pack(){ tar -C $o -czf $OUT/proof-2e24.tgz.tmp . && mv $OUT/proof-2e24.tgz.tmp $OUT/proof-2e24.tgz; cp $o/log.txt $OUT/log.txt 2>/dev/null; }
 D=${DEADLINE:-530}
 trap pack EXIT
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nproc; nvcc --version | tail -1; free -g | head -2; } > $o/gpu.txt 2>&1
