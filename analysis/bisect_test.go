@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // search runs a Bisection over n commits whose first bad one is
@@ -125,14 +127,14 @@ func TestClassifyAgainstBothEnds(t *testing.T) {
 		{"beyond bad", values(g, 1.6, 8), ProbeUnclear, ProbeBad, false, VerdictRegression, VerdictRegression, false},
 		{"too few runs", values(g, 1.0, 3), ProbeUnclear, ProbeGood, true, VerdictInconclusive, VerdictInconclusive, false},
 	} {
-		c := Classify(k, good, bad, tc.probe, floor, Options{Alpha: 0.01}, Looks{})
+		c := Classify(k, good, bad, tc.probe, floor, Options{Alpha: 0.01}, stats.Looks{})
 		if c.Class != tc.class || c.Nearer != tc.nearer || c.NeedMoreRuns != tc.needMoreRuns ||
 			c.VsGood.Verdict != tc.vsGood || c.VsBad.Verdict != tc.vsBad {
 			t.Errorf("%s: class %s nearer %s more runs %v, vs good %s (%s), vs bad %s (%s); want %s, %s, %v, %s, %s",
 				tc.name, c.Class, c.Nearer, c.NeedMoreRuns, c.VsGood.Verdict, c.VsGood.Reason, c.VsBad.Verdict, c.VsBad.Reason,
 				tc.class, tc.nearer, tc.needMoreRuns, tc.vsGood, tc.vsBad)
 		}
-		if c.VsGood.Base.Median != CompareSeries(k, good, good, floor, Options{}, Looks{}).Base.Median || c.VsGood.Head.N != len(tc.probe) {
+		if c.VsGood.Base.Median != CompareSeries(k, good, good, floor, Options{}, stats.Looks{}).Base.Median || c.VsGood.Head.N != len(tc.probe) {
 			t.Errorf("%s: vs good compares %v against the good end %v", tc.name, c.VsGood.Head, c.VsGood.Base)
 		}
 	}
@@ -158,7 +160,7 @@ func TestCompareSeriesIsCompareOfOneSeries(t *testing.T) {
 		}
 		rep := Compare(Input{Base: base, Head: head}, Options{})
 		want := rep.Phases[0]
-		got := CompareSeries(k, tc.base, tc.head, NoiseFloor(nil, Options{}), Options{}, Looks{})
+		got := CompareSeries(k, tc.base, tc.head, NoiseFloor(nil, Options{}), Options{}, stats.Looks{})
 		// JSON, since an untested row's NaN fields are never DeepEqual.
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)
@@ -177,11 +179,11 @@ func goldenBisect() *BisectReport {
 	k := Key{Benchmark: proveBench, Phase: "total", Unit: "sec/op"}
 	floor := Floor{Pct: 1, Source: FloorMinimum}
 	good, bad := values(g, 2.45, 10), values(g, 2.55, 10)
-	change := CompareSeries(k, good, bad, floor, Options{}, Looks{})
+	change := CompareSeries(k, good, bad, floor, Options{}, stats.Looks{})
 	sha := func(c byte) string { return strings.Repeat(string(c), 40) }
 	commit := func(c byte, subject string) BisectCommit { return BisectCommit{SHA: sha(c), Subject: subject} }
 	probe := func(step, pos int, c BisectCommit, vals []float64, reused int) Probe {
-		cl := Classify(k, good, bad, vals, floor, Options{}, Looks{})
+		cl := Classify(k, good, bad, vals, floor, Options{}, stats.Looks{})
 		p := Probe{Step: step, Position: pos, Commit: c, Class: cl.Class, Runs: len(vals), Reused: reused, Measured: len(vals) - reused,
 			VsGood: &cl.VsGood, VsBad: &cl.VsBad, Median: cl.VsGood.Head.Median}
 		if cl.Class == ProbeUnclear {
@@ -325,8 +327,8 @@ func TestClassifyAtAnEarlyLookIsStricter(t *testing.T) {
 	floor := Floor{Pct: 1, Source: FloorMinimum}
 	good, bad := values(g, 1, 30), values(g, 1.05, 30)
 	probe := values(g, 1.05, 8)
-	fixed := Classify(k, good, bad, probe, floor, Options{}, Looks{})
-	early := Classify(k, good, bad, probe, floor, Options{}, Looks{Runs: []int{8}, Max: 40})
+	fixed := Classify(k, good, bad, probe, floor, Options{}, stats.Looks{})
+	early := Classify(k, good, bad, probe, floor, Options{}, stats.Looks{Runs: []int{8}, Max: 40})
 	if fixed.Class != ProbeBad {
 		t.Fatalf("at its only look the probe is %s (vs good %s p=%.2g), want bad", fixed.Class, fixed.VsGood.Verdict, fixed.VsGood.PValue)
 	}

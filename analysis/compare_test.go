@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
@@ -84,7 +86,7 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 		t.Errorf("msm_h's share %.1f%% and the rest's %.1f%%: want both in [0, 100]%% and adding up to at most 100%%", a.Phases[0].SharePct, a.UnexplainedSharePct)
 	}
 	for _, p := range a.Phases[1:] {
-		if finite(p.SharePct) {
+		if stats.Finite(p.SharePct) {
 			t.Errorf("%s (%s) has a share %.1f%%: only a phase that changed significantly gets one", p.Phase, p.Verdict, p.SharePct)
 		}
 	}
@@ -609,7 +611,7 @@ func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 		t.Fatalf("Holm family %d, want the 9 phases and total", r.HolmFamily)
 	}
 	for _, row := range r.Phases {
-		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != VerdictInconclusive || finite(row.MDEPct)) {
+		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != VerdictInconclusive || stats.Finite(row.MDEPct)) {
 			t.Errorf("msm_h at α 0.01: %s, MDE %v; want inconclusive with no MDE", row.Verdict, row.MDEPct)
 		}
 	}
@@ -620,7 +622,7 @@ func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 	if r.Verdict != VerdictRegression || hasWarning(r, "no change of any size") {
 		t.Errorf("at α 0.05: verdict %s, warnings %q; want the regression and no blindness warning", r.Verdict, r.Warnings)
 	}
-	if got := smallestUP(6, 6); math.Abs(got-2.0/924) > 1e-12 {
+	if got := stats.SmallestUP(6, 6); math.Abs(got-2.0/924) > 1e-12 {
 		t.Errorf("smallestUP(6, 6) = %v, want 2/924", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // seriesRuns returns one ok run per value, each carrying the value as
@@ -54,7 +56,7 @@ func TestZeroInflatedGrowthIsARegressionOfTheShareOfNonZeroRuns(t *testing.T) {
 		t.Fatalf("verdict %s (%s), distribution %+v; want a regression of the share of non-zero runs, 4 → 19 of 48", row.Verdict, row.Reason, d)
 	}
 	// Fisher's exact test of 4/48 against 19/48.
-	if want := fisherExact(4, 48, 19, 48); math.Abs(d.P-want) > 1e-12 || want > 0.001 || want < 0.0001 {
+	if want := stats.FisherExact(4, 48, 19, 48); math.Abs(d.P-want) > 1e-12 || want > 0.001 || want < 0.0001 {
 		t.Errorf("p %v, Fisher's exact %v", d.P, want)
 	}
 	if r.Verdict != VerdictRegression {
@@ -79,13 +81,13 @@ func TestZeroInflatedGrowthIsARegressionOfTheShareOfNonZeroRuns(t *testing.T) {
 // 4 has tables x = 0…4 with probabilities 1, 16, 36, 16, 1 over 70; the
 // seen table (x = 1, 16/70) and every one no likelier sum to 34/70.
 func TestFisherExact(t *testing.T) {
-	if got := fisherExact(1, 4, 3, 4); math.Abs(got-34.0/70) > 1e-12 {
+	if got := stats.FisherExact(1, 4, 3, 4); math.Abs(got-34.0/70) > 1e-12 {
 		t.Errorf("fisherExact(1, 4, 3, 4) = %v, want 34/70", got)
 	}
-	if got := fisherExact(2, 4, 2, 4); math.Abs(got-1) > 1e-9 {
+	if got := stats.FisherExact(2, 4, 2, 4); math.Abs(got-1) > 1e-9 {
 		t.Errorf("equal shares: %v, want 1", got)
 	}
-	if got := fisherExact(0, 5, 5, 5); math.Abs(got-2.0/252) > 1e-12 {
+	if got := stats.FisherExact(0, 5, 5, 5); math.Abs(got-2.0/252) > 1e-12 {
 		t.Errorf("0 of 5 against 5 of 5: %v, want 2/C(10,5)", got)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains each regressed phase in one line: the phase's other
@@ -174,7 +176,7 @@ func itemText(it ExplanationItem) string {
 	}
 	p := it.Name + " " + formatPct(it.DeltaPct)
 	switch {
-	case !finite(it.DeltaPct):
+	case !stats.Finite(it.DeltaPct):
 		// A count from a base of 0: the change in the unit.
 		p = it.Name + " " + formatDelta(it.Head-it.Base, it.Unit)
 	case math.Abs(it.DeltaPct) >= manyfoldPct && it.Unit != "" && it.Base > 0:
@@ -214,10 +216,10 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		}
 		base, head := n.BaseValue/d.BaseValue, n.HeadValue/d.HeadValue
 		delta := math.NaN()
-		if finite(base) && finite(head) {
+		if stats.Finite(base) && stats.Finite(head) {
 			delta = deltaPct(base, head)
 		}
-		if !finite(delta) {
+		if !stats.Finite(delta) {
 			continue // a ratio with a zero side says nothing
 		}
 		sig := (significant(n) || significant(d)) && math.Abs(delta) > derivedFloorPct

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfbot/perfbot/analysis/stats"
 	"golang.org/x/perf/benchunit"
 )
 
@@ -23,7 +24,7 @@ func scaler(unit string, vals ...float64) benchunit.Scaler {
 	cls := benchunit.ClassOf(unit)
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range vals {
-		if a := math.Abs(v); finite(a) && a != 0 {
+		if a := math.Abs(v); stats.Finite(a) && a != 0 {
 			lo, hi = math.Min(lo, a), math.Max(hi, a)
 		}
 	}
@@ -69,7 +70,7 @@ func formatDelta(d float64, unit string) string {
 // formatPct formats a signed percentage.
 func formatPct(x float64) string {
 	switch {
-	case !finite(x):
+	case !stats.Finite(x):
 		return "n/a"
 	case math.Abs(x) < 0.05:
 		return "0.0%"
@@ -81,7 +82,7 @@ func formatPct(x float64) string {
 // table, where its change in the unit stands beside it: "from 0" for a
 // phase whose base median is 0, which no percentage can describe.
 func formatPhasePct(x float64) string {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return "from 0"
 	}
 	return formatPct(x)
@@ -90,7 +91,7 @@ func formatPhasePct(x float64) string {
 // finitePct formats a signed percentage, or returns "" for none (a change
 // from a base of 0), for the caller to say it in the unit instead.
 func finitePct(x float64) string {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return ""
 	}
 	return formatPct(x)
@@ -98,7 +99,7 @@ func finitePct(x float64) string {
 
 // formatShare formats a share of a total in percent.
 func formatShare(x float64) string {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return "n/a"
 	}
 	if math.Abs(x) < 0.05 {
@@ -109,7 +110,7 @@ func formatShare(x float64) string {
 
 // formatShareCell formats a share in a table: "—" where none is given.
 func formatShareCell(x float64) string {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return "—"
 	}
 	return formatShare(x)
@@ -143,7 +144,7 @@ func formatPEq(p float64) string {
 // percent: "±0.4%", or "±∞" without an interval.
 func formatCI(s Summary) string {
 	w := halfWidthPct(s)
-	if !finite(w) {
+	if !stats.Finite(w) {
 		return "±∞"
 	}
 	return fmt.Sprintf("±%.1f%%", w)
@@ -164,7 +165,7 @@ func rowVerdict(row Row) string {
 	switch {
 	case row.Distribution != nil:
 		return verdictWord(row.Verdict) + ": " + row.Distribution.Describe(row.Unit)
-	case row.Reason == ReasonSpread && finite(row.SpreadRatio):
+	case row.Reason == ReasonSpread && stats.Finite(row.SpreadRatio):
 		return fmt.Sprintf("inconclusive: spread ×%s", formatRatio(row.SpreadRatio))
 	}
 	if row.MultiModal {

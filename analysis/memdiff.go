@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains a regression by heap profiles: which allocation
@@ -250,7 +251,7 @@ func siteFamily(baseRuns, headRuns int, b, h siteTally) []AllocSite {
 			Head:        per(h.amount[name], headRuns),
 			BaseSamples: kb,
 			HeadSamples: kh,
-			P:           conditionalBinomialP(kb, float64(baseRuns), kh, float64(headRuns)),
+			P:           stats.ConditionalBinomialP(kb, float64(baseRuns), kh, float64(headRuns)),
 		}
 		s.Delta = s.Head - s.Base
 		out = append(out, s)

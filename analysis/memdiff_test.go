@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // fakeAlloc is one sample of a synthetic heap profile: its stack, leaf
@@ -253,10 +254,10 @@ func TestConditionalBinomialPMatchesKnownValues(t *testing.T) {
 	t.Parallel()
 	// 10 events against none in equal exposures: the splits 0 and 10 of
 	// 10 fair coin flips, 2/1024.
-	if got := conditionalBinomialP(0, 1, 10, 1); !closeRel(got, 2.0/1024, 1e-12) {
+	if got := stats.ConditionalBinomialP(0, 1, 10, 1); !closeRel(got, 2.0/1024, 1e-12) {
 		t.Errorf("0 against 10: p = %.15g, want 2/1024", got)
 	}
-	if got := conditionalBinomialP(5, 3, 5, 3); got != 1 {
+	if got := stats.ConditionalBinomialP(5, 3, 5, 3); got != 1 {
 		t.Errorf("5 against 5: p = %g, want 1", got)
 	}
 	for _, c := range [][4]int64{
@@ -268,13 +269,13 @@ func TestConditionalBinomialPMatchesKnownValues(t *testing.T) {
 		{300, 8, 200, 5},
 		{3, 1, 0, 6},
 	} {
-		got := conditionalBinomialP(c[0], float64(c[1]), c[2], float64(c[3]))
+		got := stats.ConditionalBinomialP(c[0], float64(c[1]), c[2], float64(c[3]))
 		want := binomialReference(c[0], c[1], c[2], c[3])
 		if !closeRel(got, want, 1e-9) {
 			t.Errorf("%d in %d runs against %d in %d: p = %.15g, want %.15g", c[0], c[1], c[2], c[3], got, want)
 		}
 	}
-	if got := conditionalBinomialP(3, 0, 4, 2); got != 1 {
+	if got := stats.ConditionalBinomialP(3, 0, 4, 2); got != 1 {
 		t.Errorf("no base runs: p = %g, want 1", got)
 	}
 }
@@ -350,7 +351,7 @@ func TestSiteGrowthListsNoneOfManyDifferencesThatHolmDoesNotKeep(t *testing.T) {
 		b.add(name, 20<<10, 20)
 		h.add(name, 42<<10, 42)
 	}
-	p := conditionalBinomialP(20, 4, 42, 4)
+	p := stats.ConditionalBinomialP(20, 4, 42, 4)
 	if !(p < profileAlpha) || !(20*p > profileAlpha) {
 		t.Fatalf("p = %g; the test wants one below α that 20 tests lift above it", p)
 	}

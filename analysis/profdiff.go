@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains regressed CPU phases by their profiles: it merges
@@ -352,7 +353,7 @@ func measurable[T any](family []T, minHead int64, top int, of func(*T) (p *float
 		ps[i] = *p
 	}
 	out := []T{}
-	for i, adj := range Holm(ps) {
+	for i, adj := range stats.Holm(ps) {
 		item := family[i]
 		p, delta, head, _ := of(&item)
 		*p = adj
@@ -385,7 +386,7 @@ func shareFamily(base, head phaseTally, bf, hf funcTally) []FuncShare {
 			Head:        sharePct(hf.value[name], head.value),
 			BaseSamples: kb,
 			HeadSamples: kh,
-			P:           fisherExactP(kb, base.samples, kh, head.samples),
+			P:           stats.FisherExactP(kb, base.samples, kh, head.samples),
 		}
 		s.Delta = s.Head - s.Base
 		out = append(out, s)

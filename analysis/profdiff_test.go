@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file tests the profile diffs, with real CPU profiles of workloads
@@ -392,17 +393,17 @@ func TestFisherExactPMatchesKnownValues(t *testing.T) {
 	// Fisher's tea-tasting table: 3 of 4 cups right against 1 of 4. With
 	// 4 of 8 in all, the tables 0…4 have 1, 16, 36, 16 and 1 of the 70
 	// ways; those no likelier than 3's 16 are 0, 1, 3 and 4: 34/70.
-	if got := fisherExactP(3, 4, 1, 4); !closeRel(got, 34.0/70, 1e-12) {
+	if got := stats.FisherExactP(3, 4, 1, 4); !closeRel(got, 34.0/70, 1e-12) {
 		t.Errorf("tea tasting: p = %.15g, want 34/70 = %.15g", got, 34.0/70)
 	}
 	// Wikipedia's example of the test: 1 of 10 dieters are men, 11 of 14
 	// non-dieters; the two-sided p-value it gives is 0.002759, which is
 	// 41/14858 exactly.
-	if got := fisherExactP(1, 10, 11, 14); !closeRel(got, 41.0/14858, 1e-9) || math.Abs(got-0.002759) > 5e-7 {
+	if got := stats.FisherExactP(1, 10, 11, 14); !closeRel(got, 41.0/14858, 1e-9) || math.Abs(got-0.002759) > 5e-7 {
 		t.Errorf("dieting: p = %.15g, want 41/14858 = %.15g", got, 41.0/14858)
 	}
 	// 1 of 232 against 0 of 232: the two tables are equally likely, p 1.
-	if got := fisherExactP(0, 232, 1, 232); got != 1 {
+	if got := stats.FisherExactP(0, 232, 1, 232); got != 1 {
 		t.Errorf("1 of 232 against none: p = %g, want 1", got)
 	}
 	for _, c := range [][4]int64{
@@ -413,16 +414,16 @@ func TestFisherExactPMatchesKnownValues(t *testing.T) {
 		{7, 7, 0, 9},          // every sample on one side
 		{5, 20, 5, 20},        // no difference at all
 	} {
-		got := fisherExactP(c[0], c[1], c[2], c[3])
+		got := stats.FisherExactP(c[0], c[1], c[2], c[3])
 		want := fisherReference(c[0], c[1], c[2], c[3])
 		if !closeRel(got, want, 1e-9) {
 			t.Errorf("%d of %d against %d of %d: p = %.15g, want %.15g", c[0], c[1], c[2], c[3], got, want)
 		}
-		if swapped := fisherExactP(c[2], c[3], c[0], c[1]); !closeRel(swapped, got, 1e-9) {
+		if swapped := stats.FisherExactP(c[2], c[3], c[0], c[1]); !closeRel(swapped, got, 1e-9) {
 			t.Errorf("%d of %d against %d of %d: p = %.15g, but %.15g with the sides swapped", c[0], c[1], c[2], c[3], got, swapped)
 		}
 	}
-	if got := fisherExactP(5, 4, 1, 4); got != 1 {
+	if got := stats.FisherExactP(5, 4, 1, 4); got != 1 {
 		t.Errorf("a part larger than its whole: p = %g, want 1", got)
 	}
 }
@@ -474,7 +475,7 @@ func TestDiffProfilesNeedsTheMinimumOfHeadSamplesEvenWhenSignificant(t *testing.
 	// but 6 samples are too few to say what grew.
 	base := countTally(map[string]int64{"pkg.work": 5000})
 	head := countTally(map[string]int64{"pkg.work": 294, "pkg.rare": 6})
-	if p := fisherExactP(0, 5000, 6, 300); !(p < profileAlpha/2) {
+	if p := stats.FisherExactP(0, 5000, 6, 300); !(p < profileAlpha/2) {
 		t.Fatalf("p = %g; the test wants a table significant among two functions", p)
 	}
 	d := diffTallies("msm_h", ProfileOptions{}.withDefaults(), base, head)
@@ -508,7 +509,7 @@ func TestDiffProfilesListsNoneOfManyDifferencesThatHolmDoesNotKeep(t *testing.T)
 		name := fmt.Sprintf("pkg.f%02d", i)
 		base[name], head[name] = 20, 42
 	}
-	p := fisherExactP(20, 3000, 42, 3000)
+	p := stats.FisherExactP(20, 3000, 42, 3000)
 	if !(p < profileAlpha) || !(21*p > profileAlpha) {
 		t.Fatalf("p = %g; the test wants one below α that 21 tests lift above it", p)
 	}

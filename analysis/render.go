@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // SummaryMarker is the hidden first line of the PR comment, by which the
@@ -206,7 +208,7 @@ func formatRow(row Row) rowText {
 	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed || row.Verdict == VerdictWait {
 		t.p = "—" // not tested, so not Holm-corrected either
 	}
-	if row.Verdict == VerdictInconclusive && finite(row.MDEPct) {
+	if row.Verdict == VerdictInconclusive && stats.Finite(row.MDEPct) {
 		t.verdict += fmt.Sprintf(" (MDE %.1f%%)", row.MDEPct)
 	}
 	return t
@@ -223,13 +225,13 @@ func FormatChange(row Row) string { return formatChange(row) }
 func formatChange(row Row) string {
 	switch {
 	case row.Simulated:
-		if finite(row.Change()) {
+		if stats.Finite(row.Change()) {
 			return formatExactPct(row.Change())
 		}
 		return formatDelta(row.Shift, row.Unit)
-	case finite(row.Change()) && row.Exact():
+	case stats.Finite(row.Change()) && row.Exact():
 		return formatPct(row.Change())
-	case finite(row.Change()):
+	case stats.Finite(row.Change()):
 		return formatPct(row.Change()) + formatInterval(row.DeltaLoPct, row.DeltaHiPct)
 	case row.Exact():
 		return formatDelta(row.Shift, row.Unit)
@@ -240,7 +242,7 @@ func formatChange(row Row) string {
 // formatInterval formats the change's interval after its Δ:
 // " [+1.8, +2.6]", or "" without one.
 func formatInterval(lo, hi float64) string {
-	if !finite(lo) || !finite(hi) {
+	if !stats.Finite(lo) || !stats.Finite(hi) {
 		return ""
 	}
 	return fmt.Sprintf(" [%s, %s]", formatBound(lo), formatBound(hi))
@@ -364,7 +366,7 @@ func headline(r *Report, code func(string) string) string {
 					order = append(order, row.Reason)
 				}
 				reasons[row.Reason] = append(reasons[row.Reason], name(row))
-				if finite(row.DeltaLoPct) && finite(row.DeltaHiPct) {
+				if stats.Finite(row.DeltaLoPct) && stats.Finite(row.DeltaHiPct) {
 					ruledOut = append(ruledOut, fmt.Sprintf("outside [%s, %s] in %s", formatPct(row.DeltaLoPct), formatPct(row.DeltaHiPct), name(row)))
 				}
 			}
@@ -412,7 +414,7 @@ func headline(r *Report, code func(string) string) string {
 // or, where the base's median is 0 and no percentage exists, the change
 // in its unit ("+4.839ms").
 func changeWord(row Row) string {
-	if finite(row.Change()) {
+	if stats.Finite(row.Change()) {
 		return formatPct(row.Change())
 	}
 	return formatDelta(row.Shift, row.Unit)
@@ -555,9 +557,9 @@ func orderLine(r *Report) string {
 
 func spendingName(s string) string {
 	switch s {
-	case SpendingOBrienFleming:
+	case stats.SpendingOBrienFleming:
 		return "O'Brien–Fleming-type"
-	case SpendingPocock:
+	case stats.SpendingPocock:
 		return "Pocock-type"
 	}
 	return s
@@ -566,7 +568,7 @@ func spendingName(s string) string {
 // formatThreshold formats a nominal p-value threshold to two
 // significant digits.
 func formatThreshold(p float64) string {
-	if !finite(p) {
+	if !stats.Finite(p) {
 		return "n/a"
 	}
 	if p == 0 {
@@ -597,7 +599,7 @@ func mdeLine(r *Report, code func(string) string) string {
 	label := reportLabeler(r)
 	var rows []Row
 	for _, row := range r.Phases {
-		if row.Primary && row.Verdict == VerdictInconclusive && finite(row.MDEPct) && row.MDEPct > row.Floor.Pct {
+		if row.Primary && row.Verdict == VerdictInconclusive && stats.Finite(row.MDEPct) && row.MDEPct > row.Floor.Pct {
 			rows = append(rows, row)
 		}
 	}
@@ -731,12 +733,12 @@ func attributionLines(a Attribution, code func(string) string) []string {
 	case a.Changed() && len(a.ExplainedBy) > 0:
 		var parts []string
 		for _, p := range a.Phases {
-			if slices.Contains(a.ExplainedBy, p.Phase) && finite(p.SharePct) {
+			if slices.Contains(a.ExplainedBy, p.Phase) && stats.Finite(p.SharePct) {
 				parts = append(parts, fmt.Sprintf("%s %s", code(p.Phase), formatShare(p.SharePct)))
 			}
 		}
 		line := head + ", " + verdictWord(a.Verdict) + "."
-		if finite(a.UnexplainedSharePct) {
+		if stats.Finite(a.UnexplainedSharePct) {
 			parts = append(parts, fmt.Sprintf("the rest (phases that moved within their noise, and time outside the phases) %s", formatShare(a.UnexplainedSharePct)))
 		}
 		if len(parts) > 0 {
@@ -786,7 +788,7 @@ func slackSentence(p PhaseShare, code func(string) string) string {
 // formatDeltaInterval formats the interval of a change in its unit:
 // " [-6.100ms, +1.200ms]", or "" without one.
 func formatDeltaInterval(lo, hi float64, unit string) string {
-	if !finite(lo) || !finite(hi) {
+	if !stats.Finite(lo) || !stats.Finite(hi) {
 		return ""
 	}
 	s := scaler(unit, lo, hi)
@@ -822,7 +824,7 @@ func intervalSentence(r *Report) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	fixed := false
 	for _, row := range r.Phases {
-		if !row.Primary || row.Simulated || !finite(row.Threshold) {
+		if !row.Primary || row.Simulated || !stats.Finite(row.Threshold) {
 			continue
 		}
 		if row.Verdict == VerdictNoChange {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file renders whole comparisons a maintainer meets, every format
@@ -32,7 +34,7 @@ type scenario struct {
 	Head         []Run       `json:"head"`
 	BaseEnv      Env         `json:"base_env,omitempty"`
 	HeadEnv      Env         `json:"head_env,omitempty"`
-	Looks        Looks       `json:"looks"`
+	Looks        stats.Looks `json:"looks"`
 	Order        string      `json:"order,omitempty"`
 	Seed         uint64      `json:"seed,omitempty"`
 	Options      Options     `json:"options"`
@@ -173,7 +175,7 @@ func TestScenarioGPUPlantOnTheCriticalPath(t *testing.T) {
 		t.Errorf("total %s: at 11 runs its change should not be significant here", a.Verdict)
 	}
 	for _, q := range a.Phases {
-		if finite(q.SharePct) {
+		if stats.Finite(q.SharePct) {
 			t.Errorf("%s has a share %.1f%% of a total that did not change", q.Phase, q.SharePct)
 		}
 	}
@@ -192,7 +194,7 @@ func TestScenarioREADMEMainJob(t *testing.T) {
 	for _, a := range r.Attribution {
 		if !a.Changed() {
 			for _, p := range a.Phases {
-				if finite(p.SharePct) {
+				if stats.Finite(p.SharePct) {
 					t.Errorf("%s has a share of a total that did not change", p.Phase)
 				}
 			}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file compares the simulated instruction counts of runs under
@@ -86,7 +88,7 @@ func (c *comparer) collectSimulated(s *side, run Run) {
 	values := make(map[Key][]float64)
 	var keys []Key
 	for _, smp := range run.Samples {
-		if !finite(smp.Value) {
+		if !stats.Finite(smp.Value) {
 			s.nonFinite++
 			continue
 		}
@@ -102,7 +104,7 @@ func (c *comparer) collectSimulated(s *side, run Run) {
 	for _, k := range keys {
 		vs := values[k]
 		slices.Sort(vs)
-		s.sim[k] = append(s.sim[k], median(vs))
+		s.sim[k] = append(s.sim[k], stats.Median(vs))
 	}
 }
 
@@ -126,7 +128,7 @@ func (c *comparer) simRows(base, head *side) []Row {
 func simRow(k Key, bv, hv []float64) Row {
 	summary := func(v []float64) Summary {
 		v = slices.Sorted(slices.Values(v))
-		return Summary{Median: median(v), Lo: v[0], Hi: v[len(v)-1], N: len(v)}
+		return Summary{Median: stats.Median(v), Lo: v[0], Hi: v[len(v)-1], N: len(v)}
 	}
 	row := Row{
 		Key:        k,
@@ -170,9 +172,9 @@ func (c *comparer) simulations(base, head *side) []Simulation {
 		}
 		timed := Key{Benchmark: k.Benchmark, Unit: "wall-sec/run"}
 		sideOf := func(s *side) SimulationSide {
-			ss := SimulationSide{Runs: len(s.sim[k]), Wall: medianOf(s.sim[k]), TimedWall: medianOf(s.series[timed])}
+			ss := SimulationSide{Runs: len(s.sim[k]), Wall: stats.MedianOf(s.sim[k]), TimedWall: stats.MedianOf(s.series[timed])}
 			ss.Slowdown = ss.Wall / ss.TimedWall
-			if !finite(ss.Slowdown) {
+			if !stats.Finite(ss.Slowdown) {
 				ss.Slowdown = math.NaN()
 			}
 			return ss
@@ -247,7 +249,7 @@ func (s *SimulationSide) UnmarshalJSON(b []byte) error {
 
 // formatSlowdown formats a slowdown factor: "23.4×", or "?" when unknown.
 func formatSlowdown(x float64) string {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return "?"
 	}
 	return fmt.Sprintf("%.1f×", x)
@@ -256,7 +258,7 @@ func formatSlowdown(x float64) string {
 // formatExactPct formats an exact change in percent, to two decimals.
 func formatExactPct(x float64) string {
 	switch {
-	case !finite(x):
+	case !stats.Finite(x):
 		return "n/a"
 	case x == 0:
 		return "0.00%"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/perfbot/perfbot/analysis/changepoint"
+	"github.com/perfbot/perfbot/analysis/stats"
+	"golang.org/x/perf/benchmath"
 )
 
 // This file turns the stored baseline runs of one series into its history:
@@ -253,7 +253,7 @@ func NewTrend(in TrendInput, opts TrendOptions) (*Trend, error) {
 			Runs: sum.N, Median: sum.Median, Lo: sum.Lo, Hi: sum.Hi,
 		})
 		series[i] = sum.Median
-		if !finite(sum.Lo) || !finite(sum.Hi) {
+		if !stats.Finite(sum.Lo) || !stats.Finite(sum.Hi) {
 			fewRuns++
 		}
 	}
@@ -277,7 +277,7 @@ func NewTrend(in TrendInput, opts TrendOptions) (*Trend, error) {
 		t.Segments = append(t.Segments, TrendSegment{Start: start, End: p.Index, Median: p.Before})
 		start = p.Index
 	}
-	last := medianOf(series[start:])
+	last := stats.MedianOf(series[start:])
 	if n := len(points); n > 0 {
 		last = points[n-1].After
 	}

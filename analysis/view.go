@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A Formatter formats the pieces of a report's sentences for one
@@ -335,7 +337,7 @@ func viewAttribution(a Attribution, f Formatter) ViewAttribution {
 // drawnShare is a share to draw: NaN where total did not change or the
 // share is not given.
 func drawnShare(a Attribution, x float64) float64 {
-	if !a.Changed() || !finite(x) {
+	if !a.Changed() || !stats.Finite(x) {
 		return math.NaN()
 	}
 	return x

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/analysis/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -187,12 +188,12 @@ func (c *comparer) warnDrift(rows []Row, base, head *side) {
 			}
 			first := benchmath.NewSample(slices.Clone(v[:len(v)/2]), th)
 			second := benchmath.NewSample(slices.Clone(v[len(v)/2:]), th)
-			checks = append(checks, check{row, s.name, deltaPct(median(first.Values), median(second.Values))})
+			checks = append(checks, check{row, s.name, deltaPct(stats.Median(first.Values), stats.Median(second.Values))})
 			ps = append(ps, benchmath.AssumeNothing.Compare(first, second).P)
 		}
 	}
 	var drifted []check
-	for i, p := range Holm(ps) {
+	for i, p := range stats.Holm(ps) {
 		ch := checks[i]
 		if p < c.opts.Alpha && (math.Abs(ch.pct) >= ch.row.Floor.Pct || math.IsNaN(ch.pct)) {
 			drifted = append(drifted, ch)
@@ -297,7 +298,7 @@ func (c *comparer) warnGPU(in Input, base, head *side) {
 		}
 	}
 	for _, k := range keys {
-		b, h := medianOf(base.series[k]), medianOf(head.series[k])
+		b, h := stats.MedianOf(base.series[k]), stats.MedianOf(head.series[k])
 		if !(math.Abs(deltaPct(b, h)) > gpuClockLimitPct) {
 			continue
 		}
@@ -359,7 +360,7 @@ func gpuThrottling(runs []Run) (throttled, measured int, worst float64) {
 		}
 		seen, hot := false, false
 		for _, smp := range run.Samples {
-			if smp.Unit != GPUThrottledFractionUnit || !finite(smp.Value) {
+			if smp.Unit != GPUThrottledFractionUnit || !stats.Finite(smp.Value) {
 				continue
 			}
 			seen = true
@@ -406,7 +407,7 @@ func (c *comparer) warnBlind(r *Report) {
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("%s (base %d, head %d runs)", c.label(row.Key), row.Base.N, row.Head.N))
-		need = max(need, runsToReach(th, max(row.Base.N, row.Head.N)))
+		need = max(need, stats.RunsToReach(th, max(row.Base.N, row.Head.N)))
 		worst = min(worst, th)
 	}
 	if len(rows) == 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
 )
@@ -716,7 +717,7 @@ func (b *bisection) nothingToBisect(row analysis.Row) error {
 // (the search's confirmation: those of this session and stored ones),
 // each round renumbered from 1 so that a paired row pairs them; it
 // returns the report and its inputs, for save.
-func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, rounds []analysis.RoundID, hist map[analysis.Key][]float64, looks analysis.Looks) (*analysis.Report, []byte, error) {
+func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, rounds []analysis.RoundID, hist map[analysis.Key][]float64, looks stats.Looks) (*analysis.Report, []byte, error) {
 	index := make(map[analysis.RoundID]int, len(rounds))
 	for i, r := range rounds {
 		index[r] = i + 1

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
@@ -99,7 +100,7 @@ var ErrNothingToCompare = errors.New("nothing to compare")
 // each running the sides in the config's order (random by default,
 // seeded by Seed), storing every run. While the report says more runs
 // could settle it, it adds batches of rounds up to MaxCount: a
-// group-sequential design whose looks share α (analysis.Design), so that
+// group-sequential design whose looks share α (stats.Design), so that
 // adding runs never raises the false-alarm rate. The config comes from
 // the base revision, so a change cannot alter how it is measured;
 // BaseArgs and HeadArgs make a variant of it for each side.
@@ -184,7 +185,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	}
 	opts := r.optionsFor(cfg)
 	env := analysisEnv(ss.env)
-	design := analysis.NewDesign(count, maxCount)
+	design := stats.NewDesign(count, maxCount)
 	var looks []int
 	var caveats []string
 	var loadInputs map[string]any
@@ -194,7 +195,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			BaseArgs: req.BaseArgs, HeadArgs: req.HeadArgs,
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
-			Looks: analysis.Looks{Runs: looks, Max: design.Max},
+			Looks: stats.Looks{Runs: looks, Max: design.Max},
 			Order: cfg.Order, Seed: seed, Caveats: append(slices.Clone(ss.buildWarnings), caveats...), ConfigSource: source, ConfigPath: r.configPath(),
 		}, opts)
 	}
@@ -226,7 +227,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		}
 		// Sequential testing: Count rounds, then batches while the report
 		// is unsettled, up to the cap; every look tests at its share of α
-		// (analysis.Design), so the looks together keep it.
+		// (stats.Design), so the looks together keep it.
 		_, err = design.Run(func(n int) error {
 			if rounds > 0 {
 				r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", design.Max)
