@@ -76,6 +76,11 @@
 // verdicts for one series). A BisectReport, assembled by the runner, is
 // printed by RenderBisectMarkdown, RenderBisectText and RenderBisectJSON.
 //
+// The numbers computed from samples alone (the Hodges–Lehmann shift and
+// its rank-test intervals, the exact tests, Holm's correction, the
+// sequential design's boundaries) are package analysis/stats, which
+// imports nothing of this package; this package builds the Report on them.
+//
 // The package does no I/O: it never opens a file, a socket or a database
 // and never reads the clock or the environment. Profiles arrive as bytes
 // and are parsed with github.com/google/pprof/profile. Renderers write to
