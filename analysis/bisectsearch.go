@@ -377,11 +377,11 @@ func (s *BisectSearch) judgeConfirm() (st BisectStep, ok, settled bool) {
 func describeRow(row Row) string {
 	switch {
 	case row.Changed():
-		return fmt.Sprintf("%s %s", row.Verdict, formatChange(row))
+		return fmt.Sprintf("%s %s", row.Verdict, FormatChange(row))
 	case row.Verdict == VerdictInconclusive && row.Reason != "":
-		return fmt.Sprintf("inconclusive (%s) %s", row.Reason, formatChange(row))
+		return fmt.Sprintf("inconclusive (%s) %s", row.Reason, FormatChange(row))
 	}
-	return fmt.Sprintf("%s %s", row.Verdict, formatChange(row))
+	return fmt.Sprintf("%s %s", row.Verdict, FormatChange(row))
 }
 
 // Nothing reports that the ends do not differ: there is nothing to

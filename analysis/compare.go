@@ -104,7 +104,7 @@ func Compare(in Input, opts Options) *Report {
 	r.Looks = len(r.Sequential.Looks)
 	r.Failures = slices.Concat(base.failures, head.failures, base.simFailures, head.simFailures)
 	r.OnlyBase, r.OnlyHead = c.onlyOne(base, head)
-	c.label = labeler(c.keys)
+	c.label = Labeler(c.keys)
 
 	c.warnRuns(r, base, head)
 	if base.withSamples == 0 || head.withSamples == 0 {
@@ -623,9 +623,9 @@ func (c *comparer) decisionInterval(row *Row) {
 	row.ShiftLo, row.ShiftHi = at.AbsLo, at.AbsHi
 }
 
-// halfWidthPct returns how far, in percent of the median, the confidence
+// HalfWidthPct returns how far, in percent of the median, the confidence
 // interval reaches from the median on its wider side.
-func halfWidthPct(s Summary) float64 {
+func HalfWidthPct(s Summary) float64 {
 	w := max(s.Hi-s.Median, s.Median-s.Lo)
 	switch {
 	case w == 0:
@@ -687,11 +687,11 @@ func firstRevision(runs []Run) string {
 	return ""
 }
 
-// labeler returns how warnings name a series: by its phase when one
+// Labeler returns how warnings name a series: by its phase when one
 // benchmark is the only one with phases (the per-process rows that
 // perfbot adds to every command have none), by benchmark and phase
 // otherwise.
-func labeler(keys []Key) func(Key) string {
+func Labeler(keys []Key) func(Key) string {
 	phased := ""
 	oneBenchmark := true
 	for _, k := range keys {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 	"github.com/perfbot/perfbot/analysis/stats"
 )
 
@@ -57,8 +58,8 @@ func (d DistributionChange) Describe(unit string) string {
 	if d.Kind == ReasonNonZero {
 		return fmt.Sprintf("non-zero in %d of %d runs (was %d of %d)", d.HeadNonZero, d.HeadN, d.BaseNonZero, d.BaseN)
 	}
-	s := scaler(unit, d.BaseMedian, d.HeadMedian)
-	return fmt.Sprintf("median %s → %s, the runs are multi-modal", formatScaled(s, d.BaseMedian, unit), formatScaled(s, d.HeadMedian, unit))
+	s := fmtx.Scaler(unit, d.BaseMedian, d.HeadMedian)
+	return fmt.Sprintf("median %s → %s, the runs are multi-modal", fmtx.FormatScaled(s, d.BaseMedian, unit), fmtx.FormatScaled(s, d.HeadMedian, unit))
 }
 
 // minShareChange is the smallest change of the share of non-zero runs

@@ -619,7 +619,7 @@ func (r *Report) TradeOff() []Row {
 	if r.Verdict != VerdictImprovement && r.Verdict != VerdictNoChange {
 		return nil
 	}
-	headline := r.isHeadline()
+	headline := r.IsHeadline()
 	var rows []Row
 	worse := false
 	for _, row := range r.Phases {
@@ -644,10 +644,10 @@ func (r *Report) TradeOff() []Row {
 	return rows
 }
 
-// isHeadline returns whether a row is a headline series; in a report
+// IsHeadline returns whether a row is a headline series; in a report
 // stored by an older perfbot, whose rows carry no headline flag, every
 // primary row is one.
-func (r *Report) isHeadline() func(Row) bool {
+func (r *Report) IsHeadline() func(Row) bool {
 	for _, row := range r.Phases {
 		if row.Headline {
 			return func(row Row) bool { return row.Headline }

@@ -47,7 +47,7 @@ var simWorlds = []simWorld{
 		name:    "lognormal",
 		machine: func(rng *rand.Rand, _ int) float64 { return math.Exp(0.02 * rng.NormFloat64()) },
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
+			return ProvePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
 		},
 	},
 	{
@@ -62,7 +62,7 @@ var simWorlds = []simWorld{
 			return 1
 		},
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * (1 + simNoise[p]*studentT3(rng)/math.Sqrt(3))
+			return ProvePhases[p].sec * m * (1 + simNoise[p]*studentT3(rng)/math.Sqrt(3))
 		},
 	},
 	{
@@ -74,7 +74,7 @@ var simWorlds = []simWorld{
 			return (1 + 0.001*float64(run)) * (1 + 0.02*math.Sin(2*math.Pi*float64(run)/7)) * math.Exp(0.01*rng.NormFloat64())
 		},
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
+			return ProvePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
 		},
 	},
 }
@@ -110,7 +110,7 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d stats.De
 		m := w.machine(rng, run)
 		r := Run{Revision: rev, Status: StatusOK}
 		total := proveOverhead
-		for p := range provePhases {
+		for p := range ProvePhases {
 			v := w.draw(rng, p, m, run)
 			if p == planted {
 				v *= factor
@@ -118,9 +118,9 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d stats.De
 			if p != 7 { // msm_h/step=sort is inside msm_h
 				total += v
 			}
-			r.Samples = append(r.Samples, Sample{Key{proveBench, provePhases[p].name, "sec/op"}, v})
+			r.Samples = append(r.Samples, Sample{Key{ProveBench, ProvePhases[p].name, "sec/op"}, v})
 		}
-		r.Samples = append(r.Samples, Sample{Key{proveBench, "total", "sec/op"}, total})
+		r.Samples = append(r.Samples, Sample{Key{ProveBench, "total", "sec/op"}, total})
 		run++
 		return r
 	}
@@ -130,11 +130,11 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d stats.De
 			round++
 			// A random order within the round, as order: random.
 			if rng.IntN(2) == 0 {
-				base = append(base, oneRun(baseRev, 1))
-				head = append(head, oneRun(headRev, shift))
+				base = append(base, oneRun(BaseRev, 1))
+				head = append(head, oneRun(HeadRev, shift))
 			} else {
-				head = append(head, oneRun(headRev, shift))
-				base = append(base, oneRun(baseRev, 1))
+				head = append(head, oneRun(HeadRev, shift))
+				base = append(base, oneRun(BaseRev, 1))
 			}
 			base[len(base)-1].Round, head[len(head)-1].Round = round, round
 		}
@@ -142,11 +142,11 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d stats.De
 	}
 	var rep *Report
 	looks, _ := d.Run(measure, func(looks []int) (bool, error) {
-		rep = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head, Looks: stats.Looks{Runs: looks, Max: d.Max}}, opts)
+		rep = Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head, Looks: stats.Looks{Runs: looks, Max: d.Max}}, opts)
 		return !rep.NeedMoreRuns(), nil
 	})
 	out := simOutcome{verdict: rep.Verdict, anyChange: anyPrimaryChange(rep), rounds: looks[len(looks)-1]}
-	if row := find(rep, provePhases[planted].name); row != nil {
+	if row := Find(rep, ProvePhases[planted].name); row != nil {
 		out.msmH = *row
 	}
 	return out
@@ -295,8 +295,8 @@ func TestEveryLookAtAlphaWouldInflateFalseAlarms(t *testing.T) {
 		g := &synth{rng: rng, noise: 0.04}
 		alarm := false
 		_, _ = d.Run(func(k int) error {
-			base = append(base, g.runs(baseRev, k, nil)...)
-			head = append(head, g.runs(headRev, k, nil)...)
+			base = append(base, g.Runs(BaseRev, k, nil)...)
+			head = append(head, g.Runs(HeadRev, k, nil)...)
 			return nil
 		}, func(looks []int) (bool, error) {
 			rep := Compare(Input{Base: base, Head: head}, DefaultOptions()) // one look, at α

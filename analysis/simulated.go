@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 	"github.com/perfbot/perfbot/analysis/stats"
 )
 
@@ -191,7 +192,7 @@ func (c *comparer) warnSimulated(base, head *side) {
 		if n := s.simRuns - s.simOK; n > 0 {
 			why := s.simFailures[0]
 			c.warnf("%d of %s's %s failed (%s: %s): simulated counts are compared only where both sides have them",
-				n, s.name, plural(s.simRuns, "callgrind run"), why.Status, firstLine(why.Detail))
+				n, s.name, fmtx.Plural(s.simRuns, "callgrind run"), why.Status, firstLine(why.Detail))
 		}
 	}
 	switch {
@@ -207,12 +208,12 @@ func (c *comparer) warnSimulated(base, head *side) {
 		}
 		perSpan := slices.ContainsFunc(c.simKeys, func(o Key) bool { return o.Unit == SimInstructionsUnit })
 		if !perSpan {
-			whole = append(whole, strings.TrimPrefix(k.Benchmark, processBenchmark+"/benchmark="))
+			whole = append(whole, strings.TrimPrefix(k.Benchmark, ProcessBenchmark+"/benchmark="))
 		}
 	}
 	if len(whole) > 0 {
 		c.warnf("callgrind counted only the whole process of %s: the program marks no spans (perfbotSpanBegin and perfbotSpanEnd around each span it prints a line for; see runner/execute.RunCallgrind)",
-			list(whole, listLimit))
+			fmtx.List(whole, listLimit))
 	}
 }
 
@@ -245,14 +246,6 @@ func (s *SimulationSide) UnmarshalJSON(b []byte) error {
 	}
 	*s = SimulationSide{Runs: v.Runs, Wall: orElse(v.Wall, math.NaN()), TimedWall: orElse(v.TimedWall, math.NaN()), Slowdown: orElse(v.Slowdown, math.NaN())}
 	return nil
-}
-
-// formatSlowdown formats a slowdown factor: "23.4×", or "?" when unknown.
-func formatSlowdown(x float64) string {
-	if !stats.Finite(x) {
-		return "?"
-	}
-	return fmt.Sprintf("%.1f×", x)
 }
 
 // formatExactPct formats an exact change in percent, to two decimals.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
@@ -120,7 +121,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	variants := len(req.BaseArgs) > 0 || len(req.HeadArgs) > 0
 	if variants && base.SHA == head.SHA && slices.Equal(req.BaseArgs, req.HeadArgs) {
 		return nil, fmt.Errorf("%w: base and head are both %s with args %s; give each side its own args",
-			ErrNothingToCompare, base.Short(), analysis.FormatArgs(req.BaseArgs))
+			ErrNothingToCompare, base.Short(), render.FormatArgs(req.BaseArgs))
 	}
 	cfg, source, err := r.loadConfig(ctx, ws, base.SHA)
 	if err != nil {
@@ -154,8 +155,8 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	}
 	sides := []*side{ss.newSide("base", base, baseCfg), ss.newSide("head", head, headCfg)}
 	if variants {
-		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
-			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
+		r.log().Info("variants", "base_args", render.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
+			"head_args", render.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
 	}
 	var deadline time.Time
 	if req.Timeout > 0 {
@@ -260,7 +261,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	ss.prog.finish()
 
 	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, report, analysis.RenderContext{Repo: req.Source}); err != nil {
+	if err := render.RenderMarkdown(&md, report, render.RenderContext{Repo: req.Source}); err != nil {
 		return nil, err
 	}
 	reportJSON, err := json.Marshal(report)
