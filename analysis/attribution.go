@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 )
 
 // attribute splits the change of every benchmark's total phase, in each
@@ -50,7 +52,7 @@ func attribute(rows []Row, ovs []Overlap) []Attribution {
 				Verdict:    row.Verdict,
 			})
 		}
-		if total.Unit == timeUnit {
+		if total.Unit == TimeUnit {
 			for _, o := range ovs {
 				if o.Benchmark == total.Benchmark && a.along(o) {
 					a.Overlaps = append(a.Overlaps, o)
@@ -104,17 +106,17 @@ func (a *Attribution) share() {
 		if dir*p.Attributed > 0 {
 			p.SharePct = dir * p.Attributed / gross * 100
 		} else {
-			against = append(against, fmt.Sprintf("%s (%s)", p.Phase, formatDelta(p.Attributed, a.Unit)))
+			against = append(against, fmt.Sprintf("%s (%s)", p.Phase, fmtx.FormatDelta(p.Attributed, a.Unit)))
 		}
 	}
 	if dir*a.Unexplained > 0 {
 		a.UnexplainedSharePct = dir * a.Unexplained / gross * 100
 	} else if a.Unexplained != 0 {
-		against = append(against, fmt.Sprintf("the rest (%s)", formatDelta(a.Unexplained, a.Unit)))
+		against = append(against, fmt.Sprintf("the rest (%s)", fmtx.FormatDelta(a.Unexplained, a.Unit)))
 	}
 	if len(against) > 0 {
 		a.Notes = append(a.Notes, fmt.Sprintf("Shares are of the %s that moved total %s; %s moved the other way and took it back.",
-			formatValue(gross, a.Unit), upOrDown(a.Delta), joinAnd(against)))
+			fmtx.FormatValue(gross, a.Unit), upOrDown(a.Delta), JoinAnd(against)))
 	}
 }
 

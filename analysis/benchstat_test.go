@@ -66,8 +66,8 @@ func TestCompareAgreesWithBenchstat(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join("testdata", "benchstat")
 	r := Compare(Input{
-		Base: readRuns(t, filepath.Join(dir, "base.txt"), baseRev),
-		Head: readRuns(t, filepath.Join(dir, "head.txt"), headRev),
+		Base: readRuns(t, filepath.Join(dir, "base.txt"), BaseRev),
+		Head: readRuns(t, filepath.Join(dir, "head.txt"), HeadRev),
 	}, Options{MinRuns: 8})
 	want := []struct {
 		phase              string
@@ -84,7 +84,7 @@ func TestCompareAgreesWithBenchstat(t *testing.T) {
 		t.Fatalf("got %d rows, want %d", len(r.Phases), len(want))
 	}
 	for _, w := range want {
-		row := find(r, w.phase)
+		row := Find(r, w.phase)
 		if row == nil {
 			t.Fatalf("no row for %s", w.phase)
 		}
@@ -116,7 +116,7 @@ func TestCompareAgreesWithBenchstat(t *testing.T) {
 	}
 	// Holm over the family of two: the smaller p doubles, the larger
 	// stays (it is at least the doubled smaller one here).
-	syn, msm := find(r, "synthesis"), find(r, "msm_h")
+	syn, msm := Find(r, "synthesis"), Find(r, "msm_h")
 	if msm.PValue != 2*msm.PRaw || syn.PValue != math.Max(syn.PRaw, 2*msm.PRaw) {
 		t.Errorf("Holm: msm_h %g → %g, synthesis %g → %g", msm.PRaw, msm.PValue, syn.PRaw, syn.PValue)
 	}

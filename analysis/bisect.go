@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file is bisect's strategy: which commit of a range to measure
@@ -34,31 +36,31 @@ const (
 // interval and the verdict with its reason. base and head hold one value
 // per run; looks says which look of a sequential design this is (the
 // zero Looks: the only one).
-func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, looks Looks) Row {
+func CompareSeries(key Key, base, head []float64, floor Floor, opts Options, looks stats.Looks) Row {
 	return compareSeries(key, base, head, nil, floor, opts, looks)
 }
 
 // CompareRounds is CompareSeries of values measured in rounds, base[i]
 // beside head[i] in round i: with Options.Paired the row is decided on
 // the rounds' own ratios, as Compare decides a paired row.
-func CompareRounds(key Key, base, head []float64, floor Floor, opts Options, looks Looks) Row {
+func CompareRounds(key Key, base, head []float64, floor Floor, opts Options, looks stats.Looks) Row {
 	var pairs []float64
 	if opts.Paired && len(base) == len(head) {
 		rounds := make([]int, len(base))
 		for i := range rounds {
 			rounds[i] = i + 1
 		}
-		pairs = pairedLogRatios(base, head, rounds, rounds)
+		pairs = stats.PairedLogRatios(base, head, rounds, rounds)
 	}
 	return compareSeries(key, base, head, pairs, floor, opts, looks)
 }
 
-func compareSeries(key Key, base, head, pairs []float64, floor Floor, opts Options, looks Looks) Row {
+func compareSeries(key Key, base, head, pairs []float64, floor Floor, opts Options, looks stats.Looks) Row {
 	opts = opts.withDefaults()
 	if len(looks.Runs) == 0 {
-		looks = FixedLooks(min(len(base), len(head)))
+		looks = stats.FixedLooks(min(len(base), len(head)))
 	}
-	c := &comparer{opts: opts, looks: looks, shifts: make(map[Key]Shift)}
+	c := &comparer{opts: opts, looks: looks, shifts: make(map[Key]stats.Shift)}
 	rows := []Row{c.row(key, base, head, pairs, floor)}
 	c.adjust(rows)
 	c.decide(&rows[0],
@@ -98,13 +100,13 @@ type Classification struct {
 // looks so far: each comparison tests at their sequential threshold, so
 // adding runs to an unsettled probe does not raise the chance of taking
 // it for the wrong end.
-func Classify(key Key, good, bad, probe []float64, floor Floor, opts Options, looks Looks) Classification {
+func Classify(key Key, good, bad, probe []float64, floor Floor, opts Options, looks stats.Looks) Classification {
 	return classify(CompareSeries(key, good, probe, floor, opts, looks), CompareSeries(key, bad, probe, floor, opts, looks))
 }
 
 // ClassifyRounds is Classify of values measured in rounds: good[i],
 // bad[i] and probe[i] ran beside each other in round i (CompareRounds).
-func ClassifyRounds(key Key, good, bad, probe []float64, floor Floor, opts Options, looks Looks) Classification {
+func ClassifyRounds(key Key, good, bad, probe []float64, floor Floor, opts Options, looks stats.Looks) Classification {
 	return classify(CompareRounds(key, good, probe, floor, opts, looks), CompareRounds(key, bad, probe, floor, opts, looks))
 }
 

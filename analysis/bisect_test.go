@@ -1,14 +1,13 @@
 package analysis
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // search runs a Bisection over n commits whose first bad one is
@@ -107,7 +106,7 @@ func values(g *synth, center float64, n int) []float64 {
 
 func TestClassifyAgainstBothEnds(t *testing.T) {
 	t.Parallel()
-	g := newSynth(7, 0.005)
+	g := NewSynth(7, 0.005)
 	k := Key{Benchmark: "Work", Phase: "total", Unit: "sec/op"}
 	good, bad := values(g, 1.0, 8), values(g, 1.3, 8)
 	floor := Floor{Pct: 2, Source: FloorMinimum}
@@ -125,14 +124,14 @@ func TestClassifyAgainstBothEnds(t *testing.T) {
 		{"beyond bad", values(g, 1.6, 8), ProbeUnclear, ProbeBad, false, VerdictRegression, VerdictRegression, false},
 		{"too few runs", values(g, 1.0, 3), ProbeUnclear, ProbeGood, true, VerdictInconclusive, VerdictInconclusive, false},
 	} {
-		c := Classify(k, good, bad, tc.probe, floor, Options{Alpha: 0.01}, Looks{})
+		c := Classify(k, good, bad, tc.probe, floor, Options{Alpha: 0.01}, stats.Looks{})
 		if c.Class != tc.class || c.Nearer != tc.nearer || c.NeedMoreRuns != tc.needMoreRuns ||
 			c.VsGood.Verdict != tc.vsGood || c.VsBad.Verdict != tc.vsBad {
 			t.Errorf("%s: class %s nearer %s more runs %v, vs good %s (%s), vs bad %s (%s); want %s, %s, %v, %s, %s",
 				tc.name, c.Class, c.Nearer, c.NeedMoreRuns, c.VsGood.Verdict, c.VsGood.Reason, c.VsBad.Verdict, c.VsBad.Reason,
 				tc.class, tc.nearer, tc.needMoreRuns, tc.vsGood, tc.vsBad)
 		}
-		if c.VsGood.Base.Median != CompareSeries(k, good, good, floor, Options{}, Looks{}).Base.Median || c.VsGood.Head.N != len(tc.probe) {
+		if c.VsGood.Base.Median != CompareSeries(k, good, good, floor, Options{}, stats.Looks{}).Base.Median || c.VsGood.Head.N != len(tc.probe) {
 			t.Errorf("%s: vs good compares %v against the good end %v", tc.name, c.VsGood.Head, c.VsGood.Base)
 		}
 	}
@@ -142,7 +141,7 @@ func TestClassifyAgainstBothEnds(t *testing.T) {
 // the row Compare makes when the series is the only one.
 func TestCompareSeriesIsCompareOfOneSeries(t *testing.T) {
 	t.Parallel()
-	g := newSynth(11, 0.01)
+	g := NewSynth(11, 0.01)
 	k := Key{Benchmark: "Work", Phase: "total", Unit: "sec/op"}
 	for _, tc := range []struct{ base, head []float64 }{
 		{values(g, 1, 10), values(g, 1.05, 10)},
@@ -158,7 +157,7 @@ func TestCompareSeriesIsCompareOfOneSeries(t *testing.T) {
 		}
 		rep := Compare(Input{Base: base, Head: head}, Options{})
 		want := rep.Phases[0]
-		got := CompareSeries(k, tc.base, tc.head, NoiseFloor(nil, Options{}), Options{}, Looks{})
+		got := CompareSeries(k, tc.base, tc.head, NoiseFloor(nil, Options{}), Options{}, stats.Looks{})
 		// JSON, since an untested row's NaN fields are never DeepEqual.
 		g, _ := json.Marshal(got)
 		w, _ := json.Marshal(want)
@@ -168,20 +167,20 @@ func TestCompareSeriesIsCompareOfOneSeries(t *testing.T) {
 	}
 }
 
-// goldenBisect is a fixed bisection of 15 commits: the ends, five probes
+// GoldenBisect is a fixed bisection of 15 commits: the ends, five probes
 // (one skipped) and the comparison of the first bad commit against the
 // last good one, which confirms it.
-func goldenBisect() *BisectReport {
-	g := newSynth(3, 0.004)
-	g.uniform = true
-	k := Key{Benchmark: proveBench, Phase: "total", Unit: "sec/op"}
+func GoldenBisect() *BisectReport {
+	g := NewSynth(3, 0.004)
+	g.Uniform = true
+	k := Key{Benchmark: ProveBench, Phase: "total", Unit: "sec/op"}
 	floor := Floor{Pct: 1, Source: FloorMinimum}
 	good, bad := values(g, 2.45, 10), values(g, 2.55, 10)
-	change := CompareSeries(k, good, bad, floor, Options{}, Looks{})
+	change := CompareSeries(k, good, bad, floor, Options{}, stats.Looks{})
 	sha := func(c byte) string { return strings.Repeat(string(c), 40) }
 	commit := func(c byte, subject string) BisectCommit { return BisectCommit{SHA: sha(c), Subject: subject} }
 	probe := func(step, pos int, c BisectCommit, vals []float64, reused int) Probe {
-		cl := Classify(k, good, bad, vals, floor, Options{}, Looks{})
+		cl := Classify(k, good, bad, vals, floor, Options{}, stats.Looks{})
 		p := Probe{Step: step, Position: pos, Commit: c, Class: cl.Class, Runs: len(vals), Reused: reused, Measured: len(vals) - reused,
 			VsGood: &cl.VsGood, VsBad: &cl.VsBad, Median: cl.VsGood.Head.Median}
 		if cl.Class == ProbeUnclear {
@@ -212,7 +211,7 @@ func goldenBisect() *BisectReport {
 	}
 	rep.Comparison = Compare(Input{
 		BaseRev: sha('4'), HeadRev: sha('5'),
-		Base: g.runs(sha('4'), 10, nil), Head: g.runs(sha('5'), 10, map[string]float64{"msm_h": 1.25}),
+		Base: g.Runs(sha('4'), 10, nil), Head: g.Runs(sha('5'), 10, map[string]float64{"msm_h": 1.25}),
 	}, Options{})
 	for _, row := range rep.Comparison.Phases {
 		if row.Key == k {
@@ -223,159 +222,24 @@ func goldenBisect() *BisectReport {
 	return rep
 }
 
-func TestBisectRenderingsMatchGolden(t *testing.T) {
-	t.Parallel()
-	rep := goldenBisect()
-	if rep.Probes[5].Class != ProbeBad || rep.Probes[2].Class != ProbeBad || rep.Probes[4].Class != ProbeGood || !rep.Exact() {
-		t.Fatalf("the golden probes are not what the files show: %+v", rep.Probes)
-	}
-	for name, render := range map[string]func(*bytes.Buffer) error{
-		"bisect.md":   func(b *bytes.Buffer) error { return RenderBisectMarkdown(b, rep) },
-		"bisect.txt":  func(b *bytes.Buffer) error { return RenderBisectText(b, rep) },
-		"bisect.json": func(b *bytes.Buffer) error { return RenderBisectJSON(b, rep) },
-	} {
-		var b bytes.Buffer
-		if err := render(&b); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if b.String() != string(want) {
-			t.Errorf("%s differs from %s (go test ./analysis -update if intended)\n--- got:\n%s", name, path, b.String())
-		}
-	}
-}
-
-func TestBisectReportJSONRoundTrips(t *testing.T) {
-	t.Parallel()
-	rep := goldenBisect()
-	var b bytes.Buffer
-	if err := RenderBisectJSON(&b, rep); err != nil {
-		t.Fatal(err)
-	}
-	var back BisectReport
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	var again bytes.Buffer
-	if err := RenderBisectJSON(&again, &back); err != nil {
-		t.Fatal(err)
-	}
-	if again.String() != b.String() || back.Good.SHA != rep.Good.SHA || back.Bad.SHA != rep.Bad.SHA {
-		t.Errorf("JSON does not round-trip:\n%s\n---\n%s", b.String(), again.String())
-	}
-	for _, want := range []string{`"good": {`, `"first_bad": {`, `"class": "skipped"`, `"confirmed": true`, `"confirmation": {`, `"reproduce": [`} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("JSON lacks %s", want)
-		}
-	}
-}
-
-func TestBisectMarkdownSaysWhenSkipsLeaveARange(t *testing.T) {
-	t.Parallel()
-	rep := goldenBisect()
-	rep.Candidates = []BisectCommit{{SHA: strings.Repeat("3", 40)}, rep.FirstBad}
-	rep.Probes[3].Position = 5
-	var b bytes.Buffer
-	if err := RenderBisectMarkdown(&b, rep); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	for _, want := range []string{"### perfbot bisect: the first bad commit is one of 2", "`3333333` (skipped), `5555555` (bad)", "`4444444` is the last good commit"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md)
-		}
-	}
-}
-
-func TestBisectProgressTableShowsTheProbesSoFar(t *testing.T) {
-	t.Parallel()
-	rep := goldenBisect()
-	var b bytes.Buffer
-	if err := RenderBisectProgressMarkdown(&b, rep.Probes[:4], "sec/op"); err != nil {
-		t.Fatal(err)
-	}
-	want := "| step | commit | subject | verdict | median | runs reused + new |\n| --: | :-- | :-- | :-- | --: | --: |\n" +
-		"| good | `aaaaaaa` | v1.4.0 | good end | 2.447s | 10 + 0 |\n" +
-		"| bad | `bbbbbbb` | main: release prep | bad end | 2.557s | 0 + 10 |\n" +
-		"| 1 | `8888888` | docs: the MSM notes | bad | 2.545s | 0 + 6 |\n" +
-		"| 2 | `3333333` | build: bump gnark-crypto | skipped: build failed: exit status 1 |  | 0 + 0 |\n"
-	if b.String() != want {
-		t.Errorf("progress table:\n%s\nwant:\n%s", b.String(), want)
-	}
-}
-
 // A probe's looks tighten its tests: the values that settle a probe as
 // bad at its only look leave it unclear at the first look of a design
 // that may add runs up to five times as many, because that look may spend
 // only a sliver of α.
 func TestClassifyAtAnEarlyLookIsStricter(t *testing.T) {
 	t.Parallel()
-	g := newSynth(21, 0.03)
+	g := NewSynth(21, 0.03)
 	k := Key{Benchmark: "Work", Phase: "total", Unit: "sec/op"}
 	floor := Floor{Pct: 1, Source: FloorMinimum}
 	good, bad := values(g, 1, 30), values(g, 1.05, 30)
 	probe := values(g, 1.05, 8)
-	fixed := Classify(k, good, bad, probe, floor, Options{}, Looks{})
-	early := Classify(k, good, bad, probe, floor, Options{}, Looks{Runs: []int{8}, Max: 40})
+	fixed := Classify(k, good, bad, probe, floor, Options{}, stats.Looks{})
+	early := Classify(k, good, bad, probe, floor, Options{}, stats.Looks{Runs: []int{8}, Max: 40})
 	if fixed.Class != ProbeBad {
 		t.Fatalf("at its only look the probe is %s (vs good %s p=%.2g), want bad", fixed.Class, fixed.VsGood.Verdict, fixed.VsGood.PValue)
 	}
 	if early.Class != ProbeUnclear || !early.NeedMoreRuns || !(early.VsGood.Threshold < fixed.VsGood.Threshold/10) {
 		t.Errorf("at the first of up to 40 runs: %s (need more %v), threshold %.3g against %.3g at one look; want unclear with a far stricter threshold",
 			early.Class, early.NeedMoreRuns, early.VsGood.Threshold, fixed.VsGood.Threshold)
-	}
-}
-
-// A search that stopped at a probe it could not place, and one whose
-// first bad commit did not show the change beside the last good one,
-// never read as an exact answer: every rendering says what is known.
-func TestBisectThatStoppedOrIsUnconfirmedSaysSo(t *testing.T) {
-	t.Parallel()
-	stopped := goldenBisect()
-	stopped.Stopped, stopped.Comparison, stopped.Confirmation, stopped.Confirmed = true, nil, nil, false
-	unclear := &stopped.Probes[5]
-	unclear.Class, unclear.Uncertain, unclear.Reason = ProbeUnclear, true, "at 60 rounds beside c3 and c15: not settled"
-	stopped.Candidates = []BisectCommit{stopped.Probes[4].Commit, unclear.Commit, stopped.FirstBad}
-	unconfirmed := goldenBisect()
-	row := *unconfirmed.Confirmation
-	row.Verdict, row.Reason = VerdictNoChange, ""
-	unconfirmed.Confirmation, unconfirmed.Confirmed = &row, false
-	for _, tc := range []struct {
-		name string
-		rep  *BisectReport
-		want []string
-	}{
-		{"stopped", stopped, []string{"The change is in one of 3 commits (a probe could not be placed)", "6666666 (unclear)", "unclear: the search stopped here"}},
-		{"unconfirmed", unconfirmed, []string{"Probably 5555555", "not confirmed", "did not settle a change of"}},
-	} {
-		if tc.rep.Exact() {
-			t.Errorf("%s: Exact() is true", tc.name)
-		}
-		var md, text bytes.Buffer
-		if err := RenderBisectMarkdown(&md, tc.rep); err != nil {
-			t.Fatal(err)
-		}
-		if err := RenderBisectText(&text, tc.rep); err != nil {
-			t.Fatal(err)
-		}
-		all := BisectHeadline(tc.rep) + "\n" + md.String() + "\n" + text.String()
-		for _, want := range tc.want {
-			if !strings.Contains(all, want) {
-				t.Errorf("%s: renderings lack %q:\n%s", tc.name, want, all)
-			}
-		}
-		if strings.Contains(all, "the first bad commit is 5555555") || strings.Contains(all, "First bad commit 5555555") {
-			t.Errorf("%s: renderings name the first bad commit as certain:\n%s", tc.name, all)
-		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A RoundID names one round of measurements: the runs one session made
@@ -77,7 +79,7 @@ type BisectSearch struct {
 	results   []Probe
 	confirm   *Row
 	confirmed []RoundID
-	confLooks Looks
+	confLooks stats.Looks
 	stopped   bool // a probe could not be classified
 	nothing   bool // the ends do not differ
 }
@@ -240,11 +242,11 @@ func (s *BisectSearch) more(ps []int, m int) (BisectStep, bool) {
 }
 
 // look records a look at m aligned rounds, unless the last one was at m.
-func (s *BisectSearch) look(m int) Looks {
+func (s *BisectSearch) look(m int) stats.Looks {
 	if len(s.looks) == 0 || s.looks[len(s.looks)-1] != m {
 		s.looks = append(s.looks, m)
 	}
-	return Looks{Runs: slices.Clone(s.looks), Max: max(s.maxCount, m)}
+	return stats.Looks{Runs: slices.Clone(s.looks), Max: max(s.maxCount, m)}
 }
 
 func (s *BisectSearch) beginStep() { s.asked, s.looks = 0, nil }
@@ -280,7 +282,7 @@ func (s *BisectSearch) judgeEnds() (st BisectStep, ok, settled bool) {
 
 func (s *BisectSearch) endProbe(end string, pos int, v []float64, rounds []RoundID) Probe {
 	return Probe{End: end, Position: pos, Class: map[string]ProbeClass{"good": ProbeGood, "bad": ProbeBad}[end],
-		Median: medianOf(v), Runs: len(v), Rounds: rounds}
+		Median: stats.MedianOf(v), Runs: len(v), Rounds: rounds}
 }
 
 // nextProbe returns the next step of the probe stage, moving on to the
@@ -322,7 +324,7 @@ func (s *BisectSearch) nextProbe() (BisectStep, bool) {
 				return st, true
 			}
 		}
-		p := Probe{Class: cl.Class, VsGood: &cl.VsGood, VsBad: &cl.VsBad, Median: medianOf(v[1]), Runs: m, Rounds: rounds}
+		p := Probe{Class: cl.Class, VsGood: &cl.VsGood, VsBad: &cl.VsBad, Median: stats.MedianOf(v[1]), Runs: m, Rounds: rounds}
 		if cl.Class == ProbeUnclear {
 			p.Uncertain = true
 			p.Reason = fmt.Sprintf("at %d rounds beside c%d and c%d, against the good side %s and against the bad side %s: "+
@@ -375,11 +377,11 @@ func (s *BisectSearch) judgeConfirm() (st BisectStep, ok, settled bool) {
 func describeRow(row Row) string {
 	switch {
 	case row.Changed():
-		return fmt.Sprintf("%s %s", row.Verdict, formatChange(row))
+		return fmt.Sprintf("%s %s", row.Verdict, FormatChange(row))
 	case row.Verdict == VerdictInconclusive && row.Reason != "":
-		return fmt.Sprintf("inconclusive (%s) %s", row.Reason, formatChange(row))
+		return fmt.Sprintf("inconclusive (%s) %s", row.Reason, FormatChange(row))
 	}
-	return fmt.Sprintf("%s %s", row.Verdict, formatChange(row))
+	return fmt.Sprintf("%s %s", row.Verdict, FormatChange(row))
 }
 
 // Nothing reports that the ends do not differ: there is nothing to
@@ -428,7 +430,7 @@ func (s *BisectSearch) Stopped() bool { return s.stopped }
 // Confirmation returns the comparison of the first bad commit against
 // the last good one on the rounds they ran in together, those rounds and
 // the looks it was judged at; nil when the search stopped before it.
-func (s *BisectSearch) Confirmation() (*Row, []RoundID, Looks) {
+func (s *BisectSearch) Confirmation() (*Row, []RoundID, stats.Looks) {
 	return s.confirm, slices.Clone(s.confirmed), s.confLooks
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/perfbot/perfbot/analysis/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -33,7 +34,7 @@ type Input struct {
 	// value is a single look, tested at α itself. Every look tests at
 	// the thresholds of Options.Spending, so that all of them together
 	// keep the chance of a false alarm at Options.Alpha.
-	Looks Looks
+	Looks stats.Looks
 	// Order and Seed say how the runner ordered the sides within its
 	// rounds, for the report to state (perfbot compare's order: and
 	// --seed); empty and 0 when it did not say.
@@ -68,7 +69,7 @@ func Compare(in Input, opts Options) *Report {
 	opts = opts.withDefaults()
 	opts.PrimaryUnits = slices.Clone(opts.PrimaryUnits)
 	opts.HigherBetterUnits = slices.Clone(opts.HigherBetterUnits)
-	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]Shift),
+	c := &comparer{opts: opts, order: make(map[Key]int), simOrder: make(map[Key]int), looks: in.Looks, shifts: make(map[Key]stats.Shift),
 		waits: waitsOf(in.Base, in.Head)}
 	r := &Report{
 		Base:       cmp.Or(in.BaseRev, firstRevision(in.Base)),
@@ -97,13 +98,13 @@ func Compare(in Input, opts Options) *Report {
 	c.sortKeys()
 	r.Runs = Runs{Base: base.runs, Head: head.runs}
 	if len(c.looks.Runs) == 0 {
-		c.looks = FixedLooks(min(base.runs.OK, head.runs.OK))
+		c.looks = stats.FixedLooks(min(base.runs.OK, head.runs.OK))
 	}
-	r.Sequential = sequentialDesign(opts.Spending, opts.Alpha, c.looks, opts.MinRuns)
+	r.Sequential = stats.NewSequentialDesign(opts.Spending, opts.Alpha, c.looks, opts.MinRuns)
 	r.Looks = len(r.Sequential.Looks)
 	r.Failures = slices.Concat(base.failures, head.failures, base.simFailures, head.simFailures)
 	r.OnlyBase, r.OnlyHead = c.onlyOne(base, head)
-	c.label = labeler(c.keys)
+	c.label = Labeler(c.keys)
 
 	c.warnRuns(r, base, head)
 	if base.withSamples == 0 || head.withSamples == 0 {
@@ -116,7 +117,7 @@ func Compare(in Input, opts Options) *Report {
 
 	for _, k := range c.keys {
 		bv, hv := base.series[k], head.series[k]
-		pairs := pairedLogRatios(bv, hv, base.rounds[k], head.rounds[k])
+		pairs := stats.PairedLogRatios(bv, hv, base.rounds[k], head.rounds[k])
 		if bv == nil || hv == nil {
 			continue
 		}
@@ -154,7 +155,7 @@ func Compare(in Input, opts Options) *Report {
 // A comparer holds the state of one Compare call.
 type comparer struct {
 	opts     Options
-	looks    Looks
+	looks    stats.Looks
 	order    map[Key]int // first appearance of each key, base runs first
 	keys     []Key       // every key, sorted for display
 	label    func(Key) string
@@ -167,7 +168,7 @@ type comparer struct {
 	// ("" the primary one), once adjust has run.
 	families map[string][]int
 	// shifts holds each row's Hodges–Lehmann shift, for its MDE.
-	shifts map[Key]Shift
+	shifts map[Key]stats.Shift
 	// blind holds, per primary row whose runs cannot reach the threshold
 	// a change needs at this look, that threshold (detectable sets it).
 	blind map[Key]float64
@@ -236,7 +237,7 @@ func (c *comparer) collect(name, rev string, runs []Run) *side {
 		values := make(map[Key][]float64)
 		var keys []Key
 		for _, smp := range run.Samples {
-			if !finite(smp.Value) {
+			if !stats.Finite(smp.Value) {
 				s.nonFinite++
 				continue
 			}
@@ -259,7 +260,7 @@ func (c *comparer) collect(name, rev string, runs []Run) *side {
 			}
 			vs := values[k]
 			slices.Sort(vs)
-			s.series[k] = append(s.series[k], median(vs))
+			s.series[k] = append(s.series[k], stats.Median(vs))
 			s.rounds[k] = append(s.rounds[k], run.Round)
 		}
 	}
@@ -326,13 +327,13 @@ func (c *comparer) row(k Key, bv, hv, pairs []float64, floor Floor) Row {
 	row.PRaw = benchmath.AssumeNothing.Compare(bs, hs).P
 	row.PValue = row.PRaw
 	row.Threshold, row.MDEPct = math.NaN(), math.NaN()
-	var sh Shift
+	var sh stats.Shift
 	if c.opts.Paired && len(pairs) >= c.opts.MinRuns {
-		sh = pairedShiftOf(pairs, row.Base.Median, c.opts.Confidence)
+		sh = stats.PairedShiftOf(pairs, row.Base.Median, c.opts.Confidence)
 		row.Paired, row.PUnpaired = true, row.PRaw
-		row.PRaw, row.PValue = sh.p, sh.p
+		row.PRaw, row.PValue = sh.PairedP(), sh.PairedP()
 	} else {
-		sh = hodgesLehmann(bv, hv, c.opts.Confidence)
+		sh = stats.HodgesLehmann(bv, hv, c.opts.Confidence)
 	}
 	row.ShiftPct, row.DeltaLoPct, row.DeltaHiPct, row.Confidence = sh.Pct, sh.Lo, sh.Hi, c.opts.Confidence
 	row.BaseValue, row.Shift, row.ShiftLo, row.ShiftHi = row.Base.Median, sh.Abs, sh.AbsLo, sh.AbsHi
@@ -367,7 +368,7 @@ func (c *comparer) tested(row *Row) bool {
 }
 
 // adjust tests the tested rows, family by family, at this look's
-// thresholds (stepDown: Holm's step-down over the family, each step at
+// thresholds (stats.StepDown: Holm's step-down over the family, each step at
 // the sequential boundary of its share of α): the primary units form one
 // family, because together they decide the verdict; every other unit
 // forms its own, so that adding a counter never weakens the tests that
@@ -389,14 +390,14 @@ func (c *comparer) adjust(rows []Row) int {
 		}
 		families[name] = append(families[name], i)
 	}
-	frac := c.looks.fractions(c.opts.MinRuns)
+	frac := c.looks.Fractions(c.opts.MinRuns)
 	for _, name := range names {
 		idx := families[name]
 		p := make([]float64, len(idx))
 		for j, i := range idx {
 			p[j] = rows[i].PRaw
 		}
-		th, adj := stepDown(p, c.opts.Alpha, c.opts.Spending, frac)
+		th, adj := stats.StepDown(p, c.opts.Alpha, c.opts.Spending, frac)
 		holmStop(p, th)
 		for j, i := range idx {
 			rows[i].Threshold, rows[i].PValue = th[j], adj[j]
@@ -416,7 +417,7 @@ func holmStop(p, th []float64) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(p[a], p[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return stats.CmpFloat(p[a], p[b]) })
 	stop := -1
 	for _, i := range order {
 		if stop < 0 && !(p[i] < th[i]) {
@@ -441,7 +442,7 @@ func holmStop(p, th []float64) {
 // runs). A row whose runs could call no change however large (its
 // interval is unbounded at this level) is marked blind for warnRows.
 func (c *comparer) detectable(rows []Row) {
-	final := c.looks.final(c.opts.MinRuns)
+	final := c.looks.Final(c.opts.MinRuns)
 	for _, idx := range c.families {
 		open := 0
 		for _, i := range idx {
@@ -449,17 +450,17 @@ func (c *comparer) detectable(rows []Row) {
 				open++
 			}
 		}
-		last := thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), final)
+		last := stats.Thresholds(c.opts.Spending, c.opts.Alpha/float64(max(open, 1)), final)
 		for _, i := range idx {
 			row := &rows[i]
 			sh := c.shifts[row.Key]
-			if hw := (row.DeltaHiPct - row.DeltaLoPct) / 2; finite(hw) {
+			if hw := (row.DeltaHiPct - row.DeltaLoPct) / 2; stats.Finite(hw) {
 				row.MDEPct = math.Max(hw, row.Floor.Pct)
 			}
 			if !row.Primary || row.Verdict != VerdictInconclusive {
 				continue
 			}
-			if !finite(row.MDEPct) {
+			if !stats.Finite(row.MDEPct) {
 				if smallestP(*row) > row.Threshold {
 					// No shift however large could be called with these
 					// runs: warnRows says so and how many it takes.
@@ -470,8 +471,8 @@ func (c *comparer) detectable(rows []Row) {
 				}
 				continue
 			}
-			at := sh.at(1 - last[len(last)-1])
-			if hw := (at.Hi - at.Lo) / 2; finite(hw) && row.Floor.Pct > 0 {
+			at := sh.At(1 - last[len(last)-1])
+			if hw := (at.Hi - at.Lo) / 2; stats.Finite(hw) && row.Floor.Pct > 0 {
 				n := float64(min(row.Base.N, row.Head.N))
 				row.RunsToFloor = int(math.Ceil(n * math.Pow(hw/row.Floor.Pct, 2)))
 			}
@@ -539,7 +540,7 @@ func (c *comparer) decide(row *Row, base, head *side) {
 	aboveFloor := math.Abs(change) >= row.Floor.Pct
 	within := fixed.DeltaLoPct >= -row.Floor.Pct && fixed.DeltaHiPct <= row.Floor.Pct
 	fixedSignificant := fixed.DeltaLoPct > 0 || fixed.DeltaHiPct < 0
-	if !finite(change) {
+	if !stats.Finite(change) {
 		// A base whose median is 0 has no percentage: the change is in
 		// the unit (Shift), and only no change at all is within a floor.
 		significant = row.ShiftLo > 0 || row.ShiftHi < 0
@@ -593,7 +594,7 @@ func (c *comparer) reshape(row *Row, bv, hv []float64) {
 	}
 	// The ratio first: the test runs only where the spread moved enough
 	// to name, which few rows do (it runs at every look).
-	if ib, ih := iqr(bv), iqr(hv); ib > 0 && (ih >= minSpreadRatio*ib || ih*minSpreadRatio <= ib) && spreadP(bv, hv) < row.Threshold {
+	if ib, ih := stats.IQR(bv), stats.IQR(hv); ib > 0 && (ih >= minSpreadRatio*ib || ih*minSpreadRatio <= ib) && stats.SpreadP(bv, hv) < row.Threshold {
 		row.Reason, row.SpreadRatio = ReasonSpread, ih/ib
 	}
 }
@@ -617,14 +618,14 @@ func (c *comparer) decisionInterval(row *Row) {
 		return
 	}
 	row.Confidence = 1 - row.Threshold
-	at := sh.at(row.Confidence)
+	at := sh.At(row.Confidence)
 	row.DeltaLoPct, row.DeltaHiPct = at.Lo, at.Hi
 	row.ShiftLo, row.ShiftHi = at.AbsLo, at.AbsHi
 }
 
-// halfWidthPct returns how far, in percent of the median, the confidence
+// HalfWidthPct returns how far, in percent of the median, the confidence
 // interval reaches from the median on its wider side.
-func halfWidthPct(s Summary) float64 {
+func HalfWidthPct(s Summary) float64 {
 	w := max(s.Hi-s.Median, s.Median-s.Lo)
 	switch {
 	case w == 0:
@@ -686,11 +687,11 @@ func firstRevision(runs []Run) string {
 	return ""
 }
 
-// labeler returns how warnings name a series: by its phase when one
+// Labeler returns how warnings name a series: by its phase when one
 // benchmark is the only one with phases (the per-process rows that
 // perfbot adds to every command have none), by benchmark and phase
 // otherwise.
-func labeler(keys []Key) func(Key) string {
+func Labeler(keys []Key) func(Key) string {
 	phased := ""
 	oneBenchmark := true
 	for _, k := range keys {
@@ -712,4 +713,14 @@ func labeler(keys []Key) func(Key) string {
 		}
 		return k.Benchmark + "/phase=" + k.Phase
 	}
+}
+
+// smallestP returns the smallest two-sided p-value row's test can give
+// its runs: Mann-Whitney U's, or for a paired row the signed-rank test's,
+// 2^(1−n) for n pairs that all move one way (n at most the smaller side).
+func smallestP(row Row) float64 {
+	if row.Paired {
+		return math.Min(1, math.Pow(2, 1-float64(min(row.Base.N, row.Head.N))))
+	}
+	return stats.SmallestUP(row.Base.N, row.Head.N)
 }

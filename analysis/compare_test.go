@@ -1,27 +1,28 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 	t.Parallel()
-	g := newSynth(1, 0.005)
+	g := NewSynth(1, 0.005)
 	in := Input{
-		BaseRev: baseRev, HeadRev: headRev,
-		Base: g.runs(baseRev, 20, nil),
-		Head: g.runs(headRev, 20, map[string]float64{"msm_h": 1.20}),
+		BaseRev: BaseRev, HeadRev: HeadRev,
+		Base: g.Runs(BaseRev, 20, nil),
+		Head: g.Runs(HeadRev, 20, map[string]float64{"msm_h": 1.20}),
 	}
 	r := Compare(in, DefaultOptions())
 
 	if r.Verdict != VerdictRegression {
 		t.Fatalf("verdict = %s, want regression; warnings: %q", r.Verdict, r.Warnings)
 	}
-	msm := find(r, "msm_h")
+	msm := Find(r, "msm_h")
 	if msm == nil || msm.Verdict != VerdictRegression {
 		t.Fatalf("msm_h = %+v, want a regression", msm)
 	}
@@ -45,7 +46,7 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 			t.Errorf("%s: verdict %s (%s), Δ %.2f%%, p %.3g; want no-change", row.Phase, row.Verdict, row.Reason, row.Change(), row.PValue)
 		}
 	}
-	if total := find(r, "total"); total.Verdict != VerdictRegression {
+	if total := Find(r, "total"); total.Verdict != VerdictRegression {
 		t.Errorf("total: verdict %s, want regression (msm_h is a sixth of it)", total.Verdict)
 	}
 	if r.NeedMoreRuns() {
@@ -84,7 +85,7 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 		t.Errorf("msm_h's share %.1f%% and the rest's %.1f%%: want both in [0, 100]%% and adding up to at most 100%%", a.Phases[0].SharePct, a.UnexplainedSharePct)
 	}
 	for _, p := range a.Phases[1:] {
-		if finite(p.SharePct) {
+		if stats.Finite(p.SharePct) {
 			t.Errorf("%s (%s) has a share %.1f%%: only a phase that changed significantly gets one", p.Phase, p.Verdict, p.SharePct)
 		}
 	}
@@ -98,8 +99,8 @@ func TestComparePlantedRegressionInOnePhaseIsFoundAndAttributed(t *testing.T) {
 func TestCompareSameDistributionIsNoChange(t *testing.T) {
 	t.Parallel()
 	for seed := uint64(1); seed <= 5; seed++ {
-		g := newSynth(100+seed, 0.005)
-		r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, nil)}, DefaultOptions())
+		g := NewSynth(100+seed, 0.005)
+		r := Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: g.Runs(BaseRev, 20, nil), Head: g.Runs(HeadRev, 20, nil)}, DefaultOptions())
 		if r.Verdict != VerdictNoChange {
 			for _, row := range r.Phases {
 				t.Logf("%s: %s %s Δ=%.2f%% p=%.3g", row.Key, row.Verdict, row.Reason, row.Change(), row.PValue)
@@ -116,10 +117,10 @@ func TestCompareSameDistributionIsNoChange(t *testing.T) {
 
 func TestCompareTooFewRunsIsInconclusiveEvenForALargeChange(t *testing.T) {
 	t.Parallel()
-	g := newSynth(2, 0.005)
+	g := NewSynth(2, 0.005)
 	r := Compare(Input{
-		Base: g.runs(baseRev, 5, nil),
-		Head: g.runs(headRev, 5, map[string]float64{"msm_h": 1.5}),
+		Base: g.Runs(BaseRev, 5, nil),
+		Head: g.Runs(HeadRev, 5, map[string]float64{"msm_h": 1.5}),
 	}, DefaultOptions())
 	if r.Verdict != VerdictInconclusive {
 		t.Fatalf("verdict %s, want inconclusive", r.Verdict)
@@ -136,17 +137,17 @@ func TestCompareTooFewRunsIsInconclusiveEvenForALargeChange(t *testing.T) {
 		t.Errorf("Holm family = %d, want 0: rows with too few runs are not tested", r.HolmFamily)
 	}
 	// Revisions come from the runs when the input names none.
-	if r.Base != baseRev || r.Head != headRev {
+	if r.Base != BaseRev || r.Head != HeadRev {
 		t.Errorf("revisions %s..%s, want them from the runs", r.Base, r.Head)
 	}
-	if !hasWarning(r, "too few runs", "synthesis (base 5, head 5)", "and 4 more", "needs 6 ok runs") {
+	if !HasWarning(r, "too few runs", "synthesis (base 5, head 5)", "and 4 more", "needs 6 ok runs") {
 		t.Errorf("no too-few-runs warning in %q", r.Warnings)
 	}
 }
 
 func TestCompareThroughputUnitGoingUpIsAnImprovement(t *testing.T) {
 	t.Parallel()
-	g := newSynth(3, 0.005)
+	g := NewSynth(3, 0.005)
 	mk := func(rev string, n int, rate float64) []Run {
 		runs := make([]Run, n)
 		for i := range runs {
@@ -158,18 +159,18 @@ func TestCompareThroughputUnitGoingUpIsAnImprovement(t *testing.T) {
 		return runs
 	}
 	opts := Options{PrimaryUnits: []string{"constraints/s"}}
-	up := Compare(Input{Base: mk(baseRev, 10, 80000), Head: mk(headRev, 10, 88000)}, opts)
+	up := Compare(Input{Base: mk(BaseRev, 10, 80000), Head: mk(HeadRev, 10, 88000)}, opts)
 	if up.Verdict != VerdictImprovement {
 		t.Errorf("constraints/s +10%%: verdict %s, want improvement", up.Verdict)
 	}
-	if row := findUnit(up, "", "constraints/s"); row.Better != "higher" || row.Verdict != VerdictImprovement {
+	if row := FindUnit(up, "", "constraints/s"); row.Better != "higher" || row.Verdict != VerdictImprovement {
 		t.Errorf("constraints/s row: better %s, verdict %s", row.Better, row.Verdict)
 	}
 	// sec/op went down: also an improvement, though it does not decide.
-	if row := findUnit(up, "", "sec/op"); row.Primary || row.Better != "lower" || row.Verdict != VerdictImprovement {
+	if row := FindUnit(up, "", "sec/op"); row.Primary || row.Better != "lower" || row.Verdict != VerdictImprovement {
 		t.Errorf("sec/op row: primary %v, better %s, verdict %s; want a non-primary improvement", row.Primary, row.Better, row.Verdict)
 	}
-	down := Compare(Input{Base: mk(baseRev, 10, 80000), Head: mk(headRev, 10, 72000)}, opts)
+	down := Compare(Input{Base: mk(BaseRev, 10, 80000), Head: mk(HeadRev, 10, 72000)}, opts)
 	if down.Verdict != VerdictRegression {
 		t.Errorf("constraints/s −10%%: verdict %s, want regression", down.Verdict)
 	}
@@ -177,18 +178,18 @@ func TestCompareThroughputUnitGoingUpIsAnImprovement(t *testing.T) {
 
 func TestCompareFailedRunsAreCountedAndNeverARegression(t *testing.T) {
 	t.Parallel()
-	g := newSynth(4, 0.005)
-	head := g.runs(headRev, 16, nil)
+	g := NewSynth(4, 0.005)
+	head := g.Runs(HeadRev, 16, nil)
 	crash := "exit status 2\npanic: runtime error: index out of range [3] with length 3"
-	head = append(head, failed(headRev, 3, StatusCrashed, crash)...)
-	head = append(head, failed(headRev, 1, StatusTimedOut, "killed after 10m0s")...)
+	head = append(head, failed(HeadRev, 3, StatusCrashed, crash)...)
+	head = append(head, failed(HeadRev, 1, StatusTimedOut, "killed after 10m0s")...)
 	// A crashed run may still have printed lines before it died, and
 	// they may be wild: they must not count.
-	wild := g.run(headRev, map[string]float64{"msm_h": 3})
+	wild := g.run(HeadRev, map[string]float64{"msm_h": 3})
 	wild.Status, wild.Detail = StatusCrashed, crash
 	head = append(head, wild)
 
-	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: g.runs(baseRev, 20, nil), Head: head}, DefaultOptions())
+	r := Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: g.Runs(BaseRev, 20, nil), Head: head}, DefaultOptions())
 	if r.Verdict != VerdictNoChange {
 		t.Errorf("verdict %s, want no-change", r.Verdict)
 	}
@@ -206,19 +207,19 @@ func TestCompareFailedRunsAreCountedAndNeverARegression(t *testing.T) {
 	if !slices.Equal(r.Failures, wantFailures) {
 		t.Errorf("failures = %+v, want %+v", r.Failures, wantFailures)
 	}
-	if !hasWarning(r, "5 of head's 21 runs failed", "crashed: 4, timed-out: 1", "never counted as a regression") {
+	if !HasWarning(r, "5 of head's 21 runs failed", "crashed: 4, timed-out: 1", "never counted as a regression") {
 		t.Errorf("no failed-runs warning in %q", r.Warnings)
 	}
-	if row := find(r, "msm_h"); row.Head.N != 16 {
+	if row := Find(r, "msm_h"); row.Head.N != 16 {
 		t.Errorf("msm_h head n = %d, want 16 (ok runs only)", row.Head.N)
 	}
 }
 
 func TestCompareRowsShortOfRunsBecauseRunsFailedSayWhy(t *testing.T) {
 	t.Parallel()
-	g := newSynth(5, 0.005)
-	head := append(g.runs(headRev, 4, nil), failed(headRev, 4, StatusCrashed, "signal: killed")...)
-	r := Compare(Input{Base: g.runs(baseRev, 8, nil), Head: head}, DefaultOptions())
+	g := NewSynth(5, 0.005)
+	head := append(g.Runs(HeadRev, 4, nil), failed(HeadRev, 4, StatusCrashed, "signal: killed")...)
+	r := Compare(Input{Base: g.Runs(BaseRev, 8, nil), Head: head}, DefaultOptions())
 	if r.Verdict != VerdictInconclusive {
 		t.Errorf("verdict %s, want inconclusive", r.Verdict)
 	}
@@ -234,11 +235,11 @@ func TestCompareRowsShortOfRunsBecauseRunsFailedSayWhy(t *testing.T) {
 
 func TestCompareSideWithoutOkRunIsAnError(t *testing.T) {
 	t.Parallel()
-	g := newSynth(6, 0.005)
+	g := NewSynth(6, 0.005)
 	r := Compare(Input{
-		BaseRev: baseRev, HeadRev: headRev,
-		Base: g.runs(baseRev, 10, nil),
-		Head: append(failed(headRev, 1, StatusBuildFailed, "undefined: foo"), failed(headRev, 2, StatusCrashed, "")...),
+		BaseRev: BaseRev, HeadRev: HeadRev,
+		Base: g.Runs(BaseRev, 10, nil),
+		Head: append(failed(HeadRev, 1, StatusBuildFailed, "undefined: foo"), failed(HeadRev, 2, StatusCrashed, "")...),
 	}, DefaultOptions())
 	if r.Verdict != VerdictError {
 		t.Fatalf("verdict %s, want error", r.Verdict)
@@ -246,77 +247,55 @@ func TestCompareSideWithoutOkRunIsAnError(t *testing.T) {
 	if len(r.Phases) != 0 || len(r.Attribution) != 0 || r.NeedMoreRuns() {
 		t.Errorf("an error report has %d rows, %d attributions, NeedMoreRuns %v", len(r.Phases), len(r.Attribution), r.NeedMoreRuns())
 	}
-	if !hasWarning(r, "every head run failed (build-failed: 1, crashed: 2)") {
+	if !HasWarning(r, "every head run failed (build-failed: 1, crashed: 2)") {
 		t.Errorf("warnings %q do not say every head run failed", r.Warnings)
 	}
 	if r.Runs.Head.OK != 0 || r.Runs.Head.Total != 3 {
 		t.Errorf("head runs %+v", r.Runs.Head)
 	}
 
-	noRuns := Compare(Input{Base: g.runs(baseRev, 10, nil)}, DefaultOptions())
-	if noRuns.Verdict != VerdictError || !hasWarning(noRuns, "head has no runs") {
+	noRuns := Compare(Input{Base: g.Runs(BaseRev, 10, nil)}, DefaultOptions())
+	if noRuns.Verdict != VerdictError || !HasWarning(noRuns, "head has no runs") {
 		t.Errorf("no head runs: verdict %s, warnings %q", noRuns.Verdict, noRuns.Warnings)
 	}
-	noOutput := Compare(Input{Base: g.runs(baseRev, 10, nil), Head: []Run{{Revision: headRev, Status: StatusOK}}}, DefaultOptions())
+	noOutput := Compare(Input{Base: g.Runs(BaseRev, 10, nil), Head: []Run{{Revision: HeadRev, Status: StatusOK}}}, DefaultOptions())
 	if noOutput.Verdict != VerdictError {
 		t.Errorf("ok head runs without samples: verdict %s, want error", noOutput.Verdict)
 	}
 }
 
-func TestCompareWideIntervalsAreTooNoisy(t *testing.T) {
-	t.Parallel()
-	g := newSynth(7, 0.08) // 8% noise, as on the 2-core machine
-	r := Compare(Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, nil)}, DefaultOptions())
-	row := find(r, "synthesis")
-	if row.Verdict != VerdictInconclusive || row.Reason != ReasonTooNoisy {
-		t.Fatalf("synthesis: %s (%s), CI %s / %s; want inconclusive (too noisy)", row.Verdict, row.Reason, formatCI(row.Base), formatCI(row.Head))
-	}
-	if !(row.DeltaLoPct < row.Floor.Pct && row.DeltaHiPct > -row.Floor.Pct) || (row.DeltaLoPct >= -row.Floor.Pct && row.DeltaHiPct <= row.Floor.Pct) {
-		t.Errorf("too noisy, but the change's interval [%v, %v] does not straddle the %v%% floor", row.DeltaLoPct, row.DeltaHiPct, row.Floor.Pct)
-	}
-	if !(row.MDEPct > row.Floor.Pct) {
-		t.Errorf("too noisy with an MDE of %v%%, not above the %v%% floor", row.MDEPct, row.Floor.Pct)
-	}
-	if !r.NeedMoreRuns() || r.Verdict != VerdictInconclusive {
-		t.Errorf("verdict %s, NeedMoreRuns %v; want inconclusive and true", r.Verdict, r.NeedMoreRuns())
-	}
-	if !hasWarning(r, "too noisy", "synthesis ("+formatPct(row.Change())+" [") {
-		t.Errorf("no too-noisy warning in %q", r.Warnings)
-	}
-}
-
 func TestCompareSignificantChangeBelowLearnedFloorIsNoChange(t *testing.T) {
 	t.Parallel()
-	g := newSynth(8, 0.002)
-	base := g.runs(baseRev, 20, nil)
-	head := g.runs(headRev, 20, map[string]float64{"ntt": 1.03})
+	g := NewSynth(8, 0.002)
+	base := g.Runs(BaseRev, 20, nil)
+	head := g.Runs(HeadRev, 20, map[string]float64{"ntt": 1.03})
 	// ntt's history alternates 100, 105: |Δ%| of 5% and 4.76%, so its
 	// floor is far above 3%.
 	var hist []float64
 	for i := range 21 {
 		hist = append(hist, 100+5*float64(i%2))
 	}
-	k := Key{proveBench, "ntt", "sec/op"}
+	k := Key{ProveBench, "ntt", "sec/op"}
 	r := Compare(Input{Base: base, Head: head, History: History{k: hist}}, DefaultOptions())
-	row := find(r, "ntt")
+	row := Find(r, "ntt")
 	if row.PValue >= 0.05 {
 		t.Fatalf("ntt +3%% with 0.2%% noise: p = %g, want significant", row.PValue)
 	}
 	if row.Verdict != VerdictNoChange || row.Reason != ReasonBelowFloor || row.Floor.Source != FloorFromHistory || row.Floor.Pct < 5 {
 		t.Errorf("ntt: %s (%s), floor %+v; want no-change below a learned floor ≥ 5%%", row.Verdict, row.Reason, row.Floor)
 	}
-	if !hasWarning(r, "noisy in history", "ntt (") {
+	if !HasWarning(r, "noisy in history", "ntt (") {
 		t.Errorf("no noisy-history warning in %q", r.Warnings)
 	}
-	if !hasWarning(r, "history too short", "needs 10 consecutive baseline pairs") {
+	if !HasWarning(r, "history too short", "needs 10 consecutive baseline pairs") {
 		t.Errorf("no short-history warning for the other phases in %q", r.Warnings)
 	}
 	// Without history the same change is a regression.
 	r = Compare(Input{Base: base, Head: head}, DefaultOptions())
-	if row := find(r, "ntt"); row.Verdict != VerdictRegression || row.Floor.Source != FloorMinimum {
+	if row := Find(r, "ntt"); row.Verdict != VerdictRegression || row.Floor.Source != FloorMinimum {
 		t.Errorf("ntt without history: %s, floor %+v; want a regression over the 1%% minimum", row.Verdict, row.Floor)
 	}
-	if !hasWarning(r, "no baseline history yet") {
+	if !HasWarning(r, "no baseline history yet") {
 		t.Errorf("no missing-history warning in %q", r.Warnings)
 	}
 }
@@ -337,8 +316,8 @@ func TestCompareTakesEachRunsMedianOnce(t *testing.T) {
 		}
 		return runs
 	}
-	base := mk(baseRev, []float64{1, 2, 100}, []float64{2}, []float64{2, 2}, []float64{3, 1, 2}, []float64{2}, []float64{2})
-	head := mk(headRev, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2, 2, 2, 2, 2, 2})
+	base := mk(BaseRev, []float64{1, 2, 100}, []float64{2}, []float64{2, 2}, []float64{3, 1, 2}, []float64{2}, []float64{2})
+	head := mk(HeadRev, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2}, []float64{2, 2, 2, 2, 2, 2})
 	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
 	row := r.Phases[0]
 	if row.Base.N != 6 || row.Head.N != 6 || row.Base.Median != 2 || row.Base.Hi != 2 {
@@ -348,9 +327,9 @@ func TestCompareTakesEachRunsMedianOnce(t *testing.T) {
 
 func TestCompareDriftWithinASideIsWarned(t *testing.T) {
 	t.Parallel()
-	g := newSynth(9, 0.002)
-	base := g.runs(baseRev, 20, nil)
-	head := g.runs(headRev, 20, nil)
+	g := NewSynth(9, 0.002)
+	base := g.Runs(BaseRev, 20, nil)
+	head := g.Runs(HeadRev, 20, nil)
 	// Base heats up: its second half of runs is 5% slower in msm_a.
 	for i := 10; i < 20; i++ {
 		for j := range base[i].Samples {
@@ -370,7 +349,7 @@ func TestCompareDriftWithinASideIsWarned(t *testing.T) {
 	}
 	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
 	// One warning for the comparison, naming each series and side.
-	if !hasWarning(r, "the machine drifted", "msm_a +4.9% (base)", "msm_b2 -5.") {
+	if !HasWarning(r, "the machine drifted", "msm_a +4.9% (base)", "msm_b2 -5.") {
 		t.Errorf("no drift warning naming msm_a (base) and msm_b2 (head) in %q", r.Warnings)
 	}
 	if n := strings.Count(strings.Join(r.Warnings, "\n"), "drifted"); n != 1 {
@@ -380,14 +359,14 @@ func TestCompareDriftWithinASideIsWarned(t *testing.T) {
 
 func TestCompareWarnsAboutDifferentEnvironmentsAndOneSidedSeries(t *testing.T) {
 	t.Parallel()
-	g := newSynth(10, 0.005)
-	head := g.runs(headRev, 10, nil)
+	g := NewSynth(10, 0.005)
+	head := g.Runs(HeadRev, 10, nil)
 	for i := range head {
-		head[i].Samples = append(head[i].Samples, Sample{Key{proveBench, "msm_h/step=scatter", "sec/op"}, 0.05})
+		head[i].Samples = append(head[i].Samples, Sample{Key{ProveBench, "msm_h/step=scatter", "sec/op"}, 0.05})
 	}
 	r := Compare(Input{
-		BaseRev: baseRev, HeadRev: headRev,
-		Base:    g.runs(baseRev, 10, nil),
+		BaseRev: BaseRev, HeadRev: HeadRev,
+		Base:    g.Runs(BaseRev, 10, nil),
 		Head:    head,
 		BaseEnv: Env{"cpu": "AMD EPYC 9654", "gpu": "NVIDIA H200", "go": "go1.26.8"},
 		HeadEnv: Env{"cpu": "AMD EPYC 9654", "gpu": "NVIDIA H100", "kernel": "6.8"},
@@ -395,42 +374,42 @@ func TestCompareWarnsAboutDifferentEnvironmentsAndOneSidedSeries(t *testing.T) {
 	if !slices.Equal(r.EnvDiffers, []string{"go", "gpu", "kernel"}) {
 		t.Errorf("env differs in %q, want go, gpu, kernel", r.EnvDiffers)
 	}
-	if !hasWarning(r, "different environments", `gpu (base "NVIDIA H200", head "NVIDIA H100")`, "go (base \"go1.26.8\", head unset)") {
+	if !HasWarning(r, "different environments", `gpu (base "NVIDIA H200", head "NVIDIA H100")`, "go (base \"go1.26.8\", head unset)") {
 		t.Errorf("no environment warning in %q", r.Warnings)
 	}
 	if len(r.OnlyHead) != 1 || r.OnlyHead[0].Phase != "msm_h/step=scatter" || len(r.OnlyBase) != 0 {
 		t.Errorf("only head %v, only base %v", r.OnlyHead, r.OnlyBase)
 	}
-	if !hasWarning(r, "only in head (new, not compared): msm_h/step=scatter sec/op") {
+	if !HasWarning(r, "only in head (new, not compared): msm_h/step=scatter sec/op") {
 		t.Errorf("no one-sided warning in %q", r.Warnings)
 	}
 
-	same := Compare(Input{BaseRev: baseRev, HeadRev: baseRev, Base: g.runs(baseRev, 10, nil), Head: g.runs(headRev, 10, nil)}, DefaultOptions())
-	if !hasWarning(same, "same revision") || !hasWarning(same, "10 ok head runs report a revision other than 1111111") {
+	same := Compare(Input{BaseRev: BaseRev, HeadRev: BaseRev, Base: g.Runs(BaseRev, 10, nil), Head: g.Runs(HeadRev, 10, nil)}, DefaultOptions())
+	if !HasWarning(same, "same revision") || !HasWarning(same, "10 ok head runs report a revision other than 1111111") {
 		t.Errorf("warnings %q miss the same-revision or wrong-revision warning", same.Warnings)
 	}
 }
 
 func TestCompareDropsNonFiniteValues(t *testing.T) {
 	t.Parallel()
-	g := newSynth(11, 0.005)
-	base := g.runs(baseRev, 10, nil)
+	g := NewSynth(11, 0.005)
+	base := g.Runs(BaseRev, 10, nil)
 	base[0].Samples[0].Value = math.NaN()
 	base[1].Samples[0].Value = math.Inf(1)
-	r := Compare(Input{Base: base, Head: g.runs(headRev, 10, nil)}, DefaultOptions())
-	if row := find(r, base[0].Samples[0].Phase); row.Base.N != 8 {
+	r := Compare(Input{Base: base, Head: g.Runs(HeadRev, 10, nil)}, DefaultOptions())
+	if row := Find(r, base[0].Samples[0].Phase); row.Base.N != 8 {
 		t.Errorf("base n = %d, want 8 after dropping NaN and +Inf", row.Base.N)
 	}
-	if !hasWarning(r, "base: dropped 2 values that were NaN or infinite") || !hasWarning(r, "measured by only some ok runs", "(8 of 10 base runs)") {
+	if !HasWarning(r, "base: dropped 2 values that were NaN or infinite") || !HasWarning(r, "measured by only some ok runs", "(8 of 10 base runs)") {
 		t.Errorf("warnings %q", r.Warnings)
 	}
 }
 
 func TestCompareOrdersPrimaryRowsFirstInPrintedOrder(t *testing.T) {
 	t.Parallel()
-	g := newSynth(12, 0.005)
-	g.instructions = true
-	r := Compare(Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, nil)}, DefaultOptions())
+	g := NewSynth(12, 0.005)
+	g.Instructions = true
+	r := Compare(Input{Base: g.Runs(BaseRev, 6, nil), Head: g.Runs(HeadRev, 6, nil)}, DefaultOptions())
 	var got []string
 	for _, row := range r.Phases {
 		got = append(got, row.Phase+" "+row.Unit)
@@ -485,18 +464,6 @@ func TestOptionsZeroFieldsTakeDefaultsAndValidate(t *testing.T) {
 	}
 }
 
-func TestCompareLeavesItsInputUntouched(t *testing.T) {
-	t.Parallel()
-	// benchmath.NewSample sorts its slice in place; Compare must sort
-	// copies.
-	in := goldenInput()
-	before := fmt.Sprintf("%v", in) // fmt prints maps sorted by key
-	Compare(in, DefaultOptions())
-	if after := fmt.Sprintf("%v", in); after != before {
-		t.Error("Compare modified its input")
-	}
-}
-
 // withGPU returns runs with GPU telemetry samples of benchmark added to
 // each: the i-th run's mean SM clock is clocks[i] and its throttled
 // fraction fractions[i].
@@ -520,21 +487,21 @@ func withProcess(runs []Run, benchmark string, units []string, values ...[]float
 
 func TestCompareWarnsAboutGPUThrottlingAndClockDifferences(t *testing.T) {
 	t.Parallel()
-	g := newSynth(14, 0.005)
+	g := NewSynth(14, 0.005)
 	baseClocks := []float64{1980, 1975, 1985, 1980, 1978, 1982, 1980, 1990, 1970, 1980}
 	headClocks := []float64{1755, 1750, 1760, 1755, 1755, 1740, 1770, 1755, 1752, 1758}
-	base := withGPU(g.runs(baseRev, 10, nil), "process", baseClocks, []float64{0, 0, 0.25, 0, 0, 0.4, 0, 0.1, 0, 0})
-	head := withGPU(g.runs(headRev, 10, nil), "process", headClocks, make([]float64, 10))
+	base := withGPU(g.Runs(BaseRev, 10, nil), "process", baseClocks, []float64{0, 0, 0.25, 0, 0, 0.4, 0, 0.1, 0, 0})
+	head := withGPU(g.Runs(HeadRev, 10, nil), "process", headClocks, make([]float64, 10))
 	// A failed run's samples never count, throttled or not.
-	crashed := withGPU(failed(baseRev, 1, StatusCrashed, "exit status 1"), "process", []float64{1000}, []float64{1})
+	crashed := withGPU(failed(BaseRev, 1, StatusCrashed, "exit status 1"), "process", []float64{1000}, []float64{1})
 	base = append(base, crashed...)
-	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	r := Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
 
 	want := "GPU throttled during 3 of 10 runs (base), in up to 40.0% of a run's readings: timings on that side may be slowed by power or thermal limits"
 	if !slices.Contains(r.Warnings, want) {
 		t.Errorf("warnings %q lack %q", r.Warnings, want)
 	}
-	if hasWarning(r, "(head)") {
+	if HasWarning(r, "(head)") {
 		t.Errorf("a throttling warning for head, which never throttled: %q", r.Warnings)
 	}
 	want = "base ran at a median SM clock of 1980 MHz, head at 1755 MHz: a clock difference this large can explain a change in GPU phases"
@@ -544,15 +511,15 @@ func TestCompareWarnsAboutGPUThrottlingAndClockDifferences(t *testing.T) {
 
 	// Several GPUs: a run counts once however many of its GPUs throttled,
 	// and each GPU's clocks are compared with its own.
-	g = newSynth(15, 0.005)
-	base = g.runs(baseRev, 8, nil)
-	head = g.runs(headRev, 8, nil)
+	g = NewSynth(15, 0.005)
+	base = g.Runs(BaseRev, 8, nil)
+	head = g.Runs(HeadRev, 8, nil)
 	same := []float64{1980, 1980, 1980, 1980, 1980, 1980, 1980, 1980}
 	none := make([]float64, 8)
 	base = withGPU(withGPU(base, "process/gpu=0", same, none), "process/gpu=1", same, none)
 	head = withGPU(head, "process/gpu=0", same, []float64{0, 0.5, 0, 0, 0, 0, 0, 0.2})
 	head = withGPU(head, "process/gpu=1", []float64{1900, 1900, 1900, 1900, 1850, 1900, 1900, 1900}, []float64{0, 0.6, 0, 0, 0, 0, 0, 0})
-	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
+	r = Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
 	for _, want := range []string{
 		"GPU throttled during 2 of 8 runs (head), in up to 60.0% of a run's readings: timings on that side may be slowed by power or thermal limits",
 		"process/gpu=1: base ran at a median SM clock of 1980 MHz, head at 1900 MHz: a clock difference this large can explain a change in GPU phases",
@@ -564,29 +531,29 @@ func TestCompareWarnsAboutGPUThrottlingAndClockDifferences(t *testing.T) {
 	if n := strings.Count(strings.Join(r.Warnings, "\n"), "SM clock"); n != 1 {
 		t.Errorf("%d clock warnings, want 1 (gpu=1 only): %q", n, r.Warnings)
 	}
-	if hasWarning(r, "(base)") {
+	if HasWarning(r, "(base)") {
 		t.Errorf("a throttling warning for base, which never throttled: %q", r.Warnings)
 	}
 }
 
 func TestCompareIsQuietAboutGPUsThatAgreeAndNeverThrottled(t *testing.T) {
 	t.Parallel()
-	g := newSynth(16, 0.005)
+	g := NewSynth(16, 0.005)
 	// 1930 is 2.5% below 1980: within the 3% that clocks may differ.
-	base := withGPU(g.runs(baseRev, 10, nil), "process", slices.Repeat([]float64{1980}, 10), make([]float64, 10))
-	head := withGPU(g.runs(headRev, 10, nil), "process", slices.Repeat([]float64{1930}, 10), make([]float64, 10))
-	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
-	if hasWarning(r, "GPU throttled") || hasWarning(r, "SM clock") {
+	base := withGPU(g.Runs(BaseRev, 10, nil), "process", slices.Repeat([]float64{1980}, 10), make([]float64, 10))
+	head := withGPU(g.Runs(HeadRev, 10, nil), "process", slices.Repeat([]float64{1930}, 10), make([]float64, 10))
+	r := Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
+	if HasWarning(r, "GPU throttled") || HasWarning(r, "SM clock") {
 		t.Errorf("GPU warnings %q for clocks within 3%% and no throttling", r.Warnings)
 	}
-	if row := findUnit(r, "", GPUSMClockMeanUnit); row == nil || row.Base.Median != 1980 || row.Head.Median != 1930 {
+	if row := FindUnit(r, "", GPUSMClockMeanUnit); row == nil || row.Base.Median != 1980 || row.Head.Median != 1930 {
 		t.Errorf("SM clock row %+v: the telemetry is still compared", row)
 	}
 
 	// 1920 is 3.03% below: warned.
-	head = withGPU(g.runs(headRev, 10, nil), "process", slices.Repeat([]float64{1920}, 10), make([]float64, 10))
-	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
-	if !hasWarning(r, "base ran at a median SM clock of 1980 MHz, head at 1920 MHz") {
+	head = withGPU(g.Runs(HeadRev, 10, nil), "process", slices.Repeat([]float64{1920}, 10), make([]float64, 10))
+	r = Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
+	if !HasWarning(r, "base ran at a median SM clock of 1980 MHz, head at 1920 MHz") {
 		t.Errorf("no clock warning for a 3.03%% difference in %q", r.Warnings)
 	}
 }
@@ -600,8 +567,8 @@ func TestCompareIsQuietAboutGPUsThatAgreeAndNeverThrottled(t *testing.T) {
 // α 0.05 (0.005 a row) the same runs find it and nothing is warned.
 func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 	t.Parallel()
-	g := newSynth(7, 0.005)
-	in := Input{Base: g.runs(baseRev, 6, nil), Head: g.runs(headRev, 6, map[string]float64{"msm_h": 1.5})}
+	g := NewSynth(7, 0.005)
+	in := Input{Base: g.Runs(BaseRev, 6, nil), Head: g.Runs(HeadRev, 6, map[string]float64{"msm_h": 1.5})}
 	strict := DefaultOptions()
 	strict.Alpha = 0.01
 	r := Compare(in, strict)
@@ -609,18 +576,18 @@ func TestCompareWarnsWhenNoChangeCouldBeCalled(t *testing.T) {
 		t.Fatalf("Holm family %d, want the 9 phases and total", r.HolmFamily)
 	}
 	for _, row := range r.Phases {
-		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != VerdictInconclusive || finite(row.MDEPct)) {
+		if row.Phase == "msm_h" && row.Unit == "sec/op" && (row.Verdict != VerdictInconclusive || stats.Finite(row.MDEPct)) {
 			t.Errorf("msm_h at α 0.01: %s, MDE %v; want inconclusive with no MDE", row.Verdict, row.MDEPct)
 		}
 	}
-	if !hasWarning(r, "no change of any size could be called in", "synthesis (base 6, head 6 runs)", "above the 0.001 a change needed", "α 0.01", "it takes 7 runs a side") {
+	if !HasWarning(r, "no change of any size could be called in", "synthesis (base 6, head 6 runs)", "above the 0.001 a change needed", "α 0.01", "it takes 7 runs a side") {
 		t.Errorf("no warning that 6 runs cannot reach α 0.01's threshold in %q", r.Warnings)
 	}
 	r = Compare(in, DefaultOptions())
-	if r.Verdict != VerdictRegression || hasWarning(r, "no change of any size") {
+	if r.Verdict != VerdictRegression || HasWarning(r, "no change of any size") {
 		t.Errorf("at α 0.05: verdict %s, warnings %q; want the regression and no blindness warning", r.Verdict, r.Warnings)
 	}
-	if got := smallestUP(6, 6); math.Abs(got-2.0/924) > 1e-12 {
+	if got := stats.SmallestUP(6, 6); math.Abs(got-2.0/924) > 1e-12 {
 		t.Errorf("smallestUP(6, 6) = %v, want 2/924", got)
 	}
 }
@@ -637,7 +604,7 @@ func withEnergy(runs []Run, benchmark string, energy, util []float64) []Run {
 // once the GPU does work on a side, nothing is warned.
 func TestCompareWarnsThatAnIdleGPUsEnergyFollowsTheRunsLength(t *testing.T) {
 	t.Parallel()
-	g := newSynth(17, 0.005)
+	g := NewSynth(17, 0.005)
 	energy := func(level float64) []float64 {
 		out := make([]float64, 12)
 		for i := range out {
@@ -647,25 +614,25 @@ func TestCompareWarnsThatAnIdleGPUsEnergyFollowsTheRunsLength(t *testing.T) {
 	}
 	idle := make([]float64, 12)
 	idle[4] = 0.5 // a reading or two while the driver wakes
-	base := withEnergy(g.runs(baseRev, 12, nil), "process", energy(100), idle)
-	head := withEnergy(g.runs(headRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), idle)
-	r := Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
-	row := findUnit(r, "", GPUEnergyUnit)
+	base := withEnergy(g.Runs(BaseRev, 12, nil), "process", energy(100), idle)
+	head := withEnergy(g.Runs(HeadRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), idle)
+	r := Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
+	row := FindUnit(r, "", GPUEnergyUnit)
 	if row == nil || row.Verdict != VerdictRegression {
 		t.Fatalf("energy row %+v; want a regression", row)
 	}
-	if !hasWarning(r, "GPU energy per run +20.0% while the GPU was idle", "utilization at most 1%", "follows the run's length, not GPU work") {
+	if !HasWarning(r, "GPU energy per run +20.0% while the GPU was idle", "utilization at most 1%", "follows the run's length, not GPU work") {
 		t.Errorf("no idle-GPU warning for the energy row in %q", r.Warnings)
 	}
 
 	busy := slices.Clone(idle)
 	busy[7] = 35
-	head = withEnergy(g.runs(headRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), busy)
-	r = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head}, DefaultOptions())
-	if row := findUnit(r, "", GPUEnergyUnit); row == nil || row.Verdict != VerdictRegression {
+	head = withEnergy(g.Runs(HeadRev, 12, map[string]float64{"synthesis": 1.2}), "process", energy(120), busy)
+	r = Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head}, DefaultOptions())
+	if row := FindUnit(r, "", GPUEnergyUnit); row == nil || row.Verdict != VerdictRegression {
 		t.Fatalf("energy row %+v with a busy head run; want a regression still", row)
 	}
-	if hasWarning(r, "while the GPU was idle") {
+	if HasWarning(r, "while the GPU was idle") {
 		t.Errorf("an idle-GPU warning although a head run kept the GPU 35%% busy: %q", r.Warnings)
 	}
 }
@@ -680,57 +647,6 @@ func TestTelemetryOfNamesTheCommandAndTheDevice(t *testing.T) {
 	} {
 		if got := telemetryOf(in); got != want {
 			t.Errorf("telemetryOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// A change that made one phase faster and another slower is judged by
-// its headline series, total: no slower overall is never a regression by
-// default, and the first sentence names the trade. fail_on: any-phase
-// fails the check on it.
-func TestTradeOffIsJudgedByTheHeadlineAndNamed(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name     string
-		factor   map[string]float64
-		verdict  Verdict
-		sentence string
-	}{
-		// msm_h −5%, msm_b1 +10%: total about −0.04%.
-		{"no slower overall", map[string]float64{"msm_h": 0.95, "msm_b1": 1.10}, VerdictNoChange, "No slower overall: total "},
-		// msm_h −20%, msm_b1 +10%: total about −2.5%.
-		{"faster overall", map[string]float64{"msm_h": 0.80, "msm_b1": 1.10}, VerdictImprovement, "Head is better than base in total -"},
-	} {
-		g := newSynth(7, 0.005)
-		r := Compare(Input{BaseRev: baseRev, HeadRev: headRev,
-			Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, tc.factor)}, DefaultOptions())
-		if r.Verdict != tc.verdict || find(r, "msm_b1").Verdict != VerdictRegression || find(r, "msm_h").Verdict != VerdictImprovement {
-			t.Fatalf("%s: verdict %s, msm_b1 %s, msm_h %s; want %s, regression, improvement",
-				tc.name, r.Verdict, find(r, "msm_b1").Verdict, find(r, "msm_h").Verdict, tc.verdict)
-		}
-		if !find(r, "total").Headline || find(r, "msm_b1").Headline {
-			t.Errorf("%s: headline rows are not total alone", tc.name)
-		}
-		trade := r.TradeOff()
-		if len(trade) != 2 || trade[0].Phase != "msm_b1" || trade[1].Phase != "msm_h" {
-			t.Errorf("%s: TradeOff() = %v, want msm_b1 (worse) then msm_h (better)", tc.name, trade)
-		}
-		h := Headline(r)
-		for _, want := range []string{tc.sentence, "a trade-off: msm_b1 +", "% worse, msm_h -", "% better; it fails no check (fail_on: headline)."} {
-			if !strings.Contains(h, want) {
-				t.Errorf("%s: headline %q lacks %q", tc.name, h, want)
-			}
-		}
-		if r.Fails() {
-			t.Errorf("%s: fails a check by default", tc.name)
-		}
-		opts := DefaultOptions()
-		opts.FailOn = FailOnAnyPhase
-		g = newSynth(7, 0.005)
-		strict := Compare(Input{BaseRev: baseRev, HeadRev: headRev,
-			Base: g.runs(baseRev, 20, nil), Head: g.runs(headRev, 20, tc.factor)}, opts)
-		if strict.Verdict != tc.verdict || !strict.Fails() {
-			t.Errorf("%s with fail_on: any-phase: verdict %s, fails %v; want %s and failing", tc.name, strict.Verdict, strict.Fails(), tc.verdict)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A Span says when one phase of one proof (or any other repeated unit of a
@@ -152,7 +154,7 @@ func runOverlaps(spans []Span) map[overlapKey]overlapRun {
 		l := lengths[k]
 		slices.Sort(l[0])
 		slices.Sort(l[1])
-		out[k] = overlapRun{branch: median(l[0]), side: median(l[1]), phases: phases[k]}
+		out[k] = overlapRun{branch: stats.Median(l[0]), side: stats.Median(l[1]), phases: phases[k]}
 	}
 	return out
 }
@@ -202,7 +204,7 @@ func overlaps(base, head []Run) []Overlap {
 		med := func(v []float64) float64 {
 			v = slices.Clone(v)
 			slices.Sort(v)
-			return median(v)
+			return stats.Median(v)
 		}
 		o := Overlap{
 			Benchmark: k.benchmark, Wait: k.wait, Side: k.side, Branch: a.phases,

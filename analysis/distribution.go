@@ -5,7 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"golang.org/x/perf/benchmath"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file finds the changes of a row that its shift cannot show. The
@@ -57,8 +58,8 @@ func (d DistributionChange) Describe(unit string) string {
 	if d.Kind == ReasonNonZero {
 		return fmt.Sprintf("non-zero in %d of %d runs (was %d of %d)", d.HeadNonZero, d.HeadN, d.BaseNonZero, d.BaseN)
 	}
-	s := scaler(unit, d.BaseMedian, d.HeadMedian)
-	return fmt.Sprintf("median %s → %s, the runs are multi-modal", formatScaled(s, d.BaseMedian, unit), formatScaled(s, d.HeadMedian, unit))
+	s := fmtx.Scaler(unit, d.BaseMedian, d.HeadMedian)
+	return fmt.Sprintf("median %s → %s, the runs are multi-modal", fmtx.FormatScaled(s, d.BaseMedian, unit), fmtx.FormatScaled(s, d.HeadMedian, unit))
 }
 
 // minShareChange is the smallest change of the share of non-zero runs
@@ -91,11 +92,11 @@ func distribution(row *Row, bv, hv []float64) *DistributionChange {
 		return n
 	}
 	d := DistributionChange{BaseNonZero: nonZero(bv), BaseN: len(bv), HeadNonZero: nonZero(hv), HeadN: len(hv),
-		BaseMedian: median(slices.Sorted(slices.Values(bv))), HeadMedian: median(slices.Sorted(slices.Values(hv)))}
+		BaseMedian: stats.Median(slices.Sorted(slices.Values(bv))), HeadMedian: stats.Median(slices.Sorted(slices.Values(hv)))}
 	zeros := d.BaseN - d.BaseNonZero + d.HeadN - d.HeadNonZero
 	if float64(zeros) >= zeroShare*float64(d.BaseN+d.HeadN) {
 		sb, sh := float64(d.BaseNonZero)/float64(d.BaseN), float64(d.HeadNonZero)/float64(d.HeadN)
-		d.Kind, d.P = ReasonNonZero, fisherExact(d.BaseNonZero, d.BaseN, d.HeadNonZero, d.HeadN)
+		d.Kind, d.P = ReasonNonZero, stats.FisherExact(d.BaseNonZero, d.BaseN, d.HeadNonZero, d.HeadN)
 		if math.Abs(sh-sb) >= minShareChange && d.P < row.Threshold {
 			return &d
 		}
@@ -122,59 +123,6 @@ func (d DistributionChange) worse(better string) bool {
 	return w
 }
 
-// fisherExact returns the two-sided p-value of Fisher's exact test that
-// a of n and b of m are draws of one share: the sum of the probabilities
-// of every table with the same margins no likelier than the one seen.
-func fisherExact(a, n, b, m int) float64 {
-	k := a + b // non-zero runs in all
-	lchoose := func(n, r int) float64 {
-		x, _ := math.Lgamma(float64(n + 1))
-		y, _ := math.Lgamma(float64(r + 1))
-		z, _ := math.Lgamma(float64(n - r + 1))
-		return x - y - z
-	}
-	total := lchoose(n+m, k)
-	prob := func(x int) float64 { return math.Exp(lchoose(n, x) + lchoose(m, k-x) - total) }
-	seen := prob(a)
-	p := 0.0
-	for x := max(0, k-m); x <= min(k, n); x++ {
-		if q := prob(x); q <= seen*(1+1e-7) {
-			p += q
-		}
-	}
-	return math.Min(1, p)
-}
-
 // minSpreadRatio is the factor by which one side's interquartile range
 // must exceed the other's for a change of spread to be named.
 const minSpreadRatio = 2
-
-// spreadP returns the p-value of a change of spread between bv and hv:
-// Mann-Whitney U on each run's distance from its own side's median (a
-// rank form of the Brown–Forsythe test).
-func spreadP(bv, hv []float64) float64 {
-	dev := func(v []float64) []float64 {
-		m := median(slices.Sorted(slices.Values(v)))
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = math.Abs(x - m)
-		}
-		return out
-	}
-	th := benchmath.DefaultThresholds
-	return benchmath.AssumeNothing.Compare(benchmath.NewSample(dev(bv), &th), benchmath.NewSample(dev(hv), &th)).P
-}
-
-// iqr returns the interquartile range of v.
-func iqr(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	q := func(f float64) float64 {
-		x := f * float64(len(s)-1)
-		i := int(x)
-		if i+1 >= len(s) {
-			return s[len(s)-1]
-		}
-		return s[i] + (x-float64(i))*(s[i+1]-s[i])
-	}
-	return q(0.75) - q(0.25)
-}

@@ -59,25 +59,36 @@
 // reader must see (among them GPU throttling and a difference in the
 // sides' SM clocks, from the GPU telemetry samples GPUThrottledFractionUnit
 // and GPUSMClockMeanUnit, and profiles that did not parse).
-// RenderMarkdown (the PR comment), RenderText (a terminal) and RenderJSON
-// print it.
+// analysis/render's RenderMarkdown (the PR comment), RenderText (a
+// terminal) and RenderJSON print it.
 //
 // NewTrend is the other flow: the stored baseline runs of one series
 // (TrendRun: commit, machine, start, value), optionally a branch's
 // first-parent history, in; a Trend out: per commit, in branch order, the
 // median of its runs and its interval (as Compare summarizes a side), and
-// the change points of the medians (analysis/changepoint). RenderTrendText,
-// RenderTrendCSV and RenderTrendJSON print it.
+// the change points of the medians (analysis/changepoint). analysis/render's
+// RenderTrendText, RenderTrendCSV and RenderTrendJSON print it.
 //
 // Bisection is bisect's strategy: which commit of a range to measure next
 // (binary search, stepping around skipped commits as git bisect does) and,
 // through Classify, whether a measured commit's values look like the good
 // end's or the bad end's (CompareSeries: Compare's test, floor and
 // verdicts for one series). A BisectReport, assembled by the runner, is
-// printed by RenderBisectMarkdown, RenderBisectText and RenderBisectJSON.
+// printed by analysis/render's RenderBisectMarkdown, RenderBisectText and
+// RenderBisectJSON.
+//
+// The numbers computed from samples alone (the Hodges–Lehmann shift and
+// its rank-test intervals, the exact tests, Holm's correction, the
+// sequential design's boundaries) are package analysis/stats, which
+// imports nothing of this package; this package builds the Report on them.
+//
+// Rendering is package analysis/render, which imports this package and
+// only formats; this package must never import it. The formatting of
+// numbers that both the explanations and warnings here and the renderings
+// share is analysis/internal/fmtx. The tests that render are this
+// package's external tests (package analysis_test).
 //
 // The package does no I/O: it never opens a file, a socket or a database
 // and never reads the clock or the environment. Profiles arrive as bytes
-// and are parsed with github.com/google/pprof/profile. Renderers write to
-// the io.Writer they are given.
+// and are parsed with github.com/google/pprof/profile.
 package analysis

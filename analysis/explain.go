@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains each regressed phase in one line: the phase's other
@@ -118,7 +121,7 @@ func Explain(rows []Row, diffs []ProfileDiff) []Explanation {
 func explain(rows []Row, diffs []ProfileDiff, processes func(benchmark string) []string) []Explanation {
 	var out []Explanation
 	for _, row := range rows {
-		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
+		if row.Verdict != VerdictRegression || row.Unit != TimeUnit || row.Phase == "" {
 			continue
 		}
 		e := Explanation{Benchmark: row.Benchmark, Phase: row.Phase, DeltaPct: row.Change(), P: row.PValue}
@@ -172,14 +175,14 @@ func itemText(it ExplanationItem) string {
 		}
 		return it.Name + " " + formatExactPct(it.DeltaPct) + mark
 	}
-	p := it.Name + " " + formatPct(it.DeltaPct)
+	p := it.Name + " " + fmtx.FormatPct(it.DeltaPct)
 	switch {
-	case !finite(it.DeltaPct):
+	case !stats.Finite(it.DeltaPct):
 		// A count from a base of 0: the change in the unit.
-		p = it.Name + " " + formatDelta(it.Head-it.Base, it.Unit)
+		p = it.Name + " " + fmtx.FormatDelta(it.Head-it.Base, it.Unit)
 	case math.Abs(it.DeltaPct) >= manyfoldPct && it.Unit != "" && it.Base > 0:
 		// "+409500.0%" reads as noise: the two values say it plainly.
-		p = fmt.Sprintf("%s %s → %s", it.Name, formatValue(it.Base, it.Unit), formatValue(it.Head, it.Unit))
+		p = fmt.Sprintf("%s %s → %s", it.Name, fmtx.FormatValue(it.Base, it.Unit), fmtx.FormatValue(it.Head, it.Unit))
 	}
 	if !it.Significant {
 		p += " (~)"
@@ -214,10 +217,10 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 		}
 		base, head := n.BaseValue/d.BaseValue, n.HeadValue/d.HeadValue
 		delta := math.NaN()
-		if finite(base) && finite(head) {
+		if stats.Finite(base) && stats.Finite(head) {
 			delta = deltaPct(base, head)
 		}
-		if !finite(delta) {
+		if !stats.Finite(delta) {
 			continue // a ratio with a zero side says nothing
 		}
 		sig := (significant(n) || significant(d)) && math.Abs(delta) > derivedFloorPct
@@ -245,15 +248,15 @@ func explanationItems(rows []Row, benchmark, phase string) []ExplanationItem {
 	return out
 }
 
-// explanationLine says in one line why a phase regressed: the phase, its
+// ExplanationLine says in one line why a phase regressed: the phase, its
 // change, its items ("instructions 0.0% (~), IPC -8.7%") and the
 // function whose flat share grew the most (its cumulative share when no
 // flat share grew measurably), with its samples and p-value, when the
 // explanation has a profile diff; or that no function's share grew
 // measurably. strong formats the phase, code a function name and text
 // plain text, for the rendering at hand.
-func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(string) string) string {
-	s := fmt.Sprintf("%s %s (%s): ", strong(e.Phase), formatPct(e.DeltaPct), text(formatPEq(e.P)))
+func ExplanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(string) string) string {
+	s := fmt.Sprintf("%s %s (%s): ", strong(e.Phase), fmtx.FormatPct(e.DeltaPct), text(fmtx.FormatPEq(e.P)))
 	var parts []string
 	if e.Simulated != nil {
 		parts = append(parts, itemText(*e.Simulated))
@@ -291,16 +294,16 @@ func explanationLine(e Explanation, diff *ProfileDiff, strong, code, text func(s
 	}
 	if len(top) == 0 {
 		return s + text(fmt.Sprintf("no function's share of the %s samples (base %d, head %d) grew measurably (%s)",
-			profileWhat(*diff), diff.BaseSamples, diff.HeadSamples, profileTestNote()))
+			ProfileWhat(*diff), diff.BaseSamples, diff.HeadSamples, ProfileTestNote()))
 	}
 	f := top[0]
 	return s + fmt.Sprintf("grew most: %s %s %s (%s → %s%s)",
-		code(shortFuncName(f.Name)), formatPP(f.Delta), kind, formatShare(f.Base), formatShare(f.Head), text(shareEvidence(f)))
+		code(ShortFuncName(f.Name)), fmtx.FormatPP(f.Delta), kind, fmtx.FormatShare(f.Base), fmtx.FormatShare(f.Head), text(shareEvidence(f)))
 }
 
-// profileTestNote names the rule by which a profile diff lists a
+// ProfileTestNote names the rule by which a profile diff lists a
 // function: "Fisher's exact test, Holm α 0.01, ≥10 samples".
-func profileTestNote() string {
+func ProfileTestNote() string {
 	return fmt.Sprintf("Fisher's exact test, Holm α %g, ≥%d samples", profileAlpha, minFuncSamples)
 }
 
@@ -308,15 +311,15 @@ func profileTestNote() string {
 // shares: ", 130 → 493 samples, p<0.001", or "" for a share of a report
 // stored without them.
 func shareEvidence(f FuncShare) string {
-	if !f.hasEvidence() {
+	if !f.HasEvidence() {
 		return ""
 	}
-	return fmt.Sprintf(", %d → %d samples, %s", f.BaseSamples, f.HeadSamples, formatPEq(f.P))
+	return fmt.Sprintf(", %d → %d samples, %s", f.BaseSamples, f.HeadSamples, fmtx.FormatPEq(f.P))
 }
 
-// reportExplanations returns r's explanations, made from its rows and
+// ReportExplanations returns r's explanations, made from its rows and
 // profile diffs when r has none (a report decoded from older JSON).
-func reportExplanations(r *Report) []Explanation {
+func ReportExplanations(r *Report) []Explanation {
 	if r.Explanations != nil {
 		return r.Explanations
 	}
@@ -372,4 +375,13 @@ func (it *ExplanationItem) UnmarshalJSON(b []byte) error {
 	}
 	it.DeltaPct = orElse(v.DeltaPct, math.NaN())
 	return nil
+}
+
+// ProfileWhat names what a profile diff compares: "CPU", or its sample
+// type.
+func ProfileWhat(d ProfileDiff) string {
+	if d.SampleType == cpuSampleType {
+		return "CPU"
+	}
+	return d.SampleType
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 )
 
 // This file adds the GPU side to a regressed phase's explanation: the
@@ -44,7 +46,7 @@ var telemetryNames = []struct{ unit, name string }{
 // ends in "-sec/op" and is none of the counters explanationOrder knows
 // (task-clock-sec/op).
 func isStepUnit(unit string) bool {
-	if !strings.HasSuffix(unit, stepSuffix) || unit == timeUnit {
+	if !strings.HasSuffix(unit, stepSuffix) || unit == TimeUnit {
 		return false
 	}
 	return !slices.ContainsFunc(explanationOrder, func(o struct{ unit, name string }) bool { return o.unit == unit })
@@ -145,7 +147,7 @@ func processesOf(runs ...[]Run) map[string][]string {
 			if run.Status != StatusOK || run.Tool != "" {
 				continue
 			}
-			proc := processBenchmark
+			proc := ProcessBenchmark
 			if cmd := commandName(run); cmd != "" {
 				proc += "/benchmark=" + cmd
 			}
@@ -188,11 +190,11 @@ func gpuItemText(it ExplanationItem) string {
 	var s string
 	switch it.Unit {
 	case "sec":
-		s = fmt.Sprintf("%s %s (%s)", it.Name, formatPct(it.DeltaPct), formatDelta(it.Head-it.Base, "sec"))
+		s = fmt.Sprintf("%s %s (%s)", it.Name, fmtx.FormatPct(it.DeltaPct), fmtx.FormatDelta(it.Head-it.Base, "sec"))
 	case strings.TrimPrefix(GPUThrottledFractionUnit, "gpu-"):
-		s = fmt.Sprintf("%s %s → %s of readings", it.Name, formatShare(100*it.Base), formatShare(100*it.Head))
+		s = fmt.Sprintf("%s %s → %s of readings", it.Name, fmtx.FormatShare(100*it.Base), fmtx.FormatShare(100*it.Head))
 	default:
-		s = it.Name + " " + formatPct(it.DeltaPct)
+		s = it.Name + " " + fmtx.FormatPct(it.DeltaPct)
 	}
 	if !it.Significant {
 		s += " (~)"

@@ -2,7 +2,8 @@ package analysis
 
 import (
 	"math"
-	"slices"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A History holds, per series, the values of consecutive baseline runs
@@ -45,7 +46,7 @@ func NoiseFloor(values []float64, opts Options) Floor {
 	var pcts []float64
 	for i := 1; i < len(values); i++ {
 		a, b := values[i-1], values[i]
-		if a == 0 || !finite(a) || !finite(b) {
+		if a == 0 || !stats.Finite(a) || !stats.Finite(b) {
 			continue
 		}
 		pcts = append(pcts, math.Abs(b-a)/math.Abs(a)*100)
@@ -54,33 +55,9 @@ func NoiseFloor(values []float64, opts Options) Floor {
 	if len(pcts) < opts.MinHistory || len(pcts) < 2 {
 		return f
 	}
-	q1, q3 := quartiles(pcts)
+	q1, q3 := stats.Quartiles(pcts)
 	f.Source = FloorFromHistory
 	f.Learned = q3 + 3*(q3-q1)
 	f.Pct = max(f.Learned, opts.MinChangePct)
 	return f
 }
-
-// quartiles returns Q1 and Q3 of xs (at least 2 values) as the medians of
-// its lower and upper halves, excluding the middle value of an odd count.
-// It sorts xs.
-func quartiles(xs []float64) (q1, q3 float64) {
-	slices.Sort(xs)
-	n := len(xs)
-	half := n / 2
-	return median(xs[:half]), median(xs[n-half:])
-}
-
-// median returns the median of sorted xs (NaN when empty).
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	switch {
-	case n == 0:
-		return math.NaN()
-	case n%2 == 1:
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

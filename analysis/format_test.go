@@ -1,6 +1,10 @@
 package analysis
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+)
 
 // One scale per row, from both values: the "70799.700µs" base
 // beside a "5.096µs" head.
@@ -17,9 +21,9 @@ func TestScalerShowsBothValuesOfARowInOneScale(t *testing.T) {
 		{"B/op", []float64{3 << 20, 512}, []string{"3.0000Mi", "0.0005Mi"}},
 		{"allocs/op", []float64{0, 12}, []string{"0.00", "12.00"}},
 	} {
-		s := scaler(c.unit, c.vals...)
+		s := fmtx.Scaler(c.unit, c.vals...)
 		for i, v := range c.vals {
-			if got := formatScaled(s, v, c.unit); got != c.want[i] {
+			if got := fmtx.FormatScaled(s, v, c.unit); got != c.want[i] {
 				t.Errorf("%s %v: value %d formats as %q, want %q", c.unit, c.vals, i, got, c.want[i])
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains a regression by heap profiles: which allocation
@@ -107,9 +109,9 @@ type AllocSite struct {
 	P float64 `json:"p_value"`
 }
 
-// hasEvidence reports whether s carries its counts and p-value: every
+// HasEvidence reports whether s carries its counts and p-value: every
 // listed site does, but those of reports stored before them.
-func (s AllocSite) hasEvidence() bool {
+func (s AllocSite) HasEvidence() bool {
 	return s.HeadSamples > 0
 }
 
@@ -250,7 +252,7 @@ func siteFamily(baseRuns, headRuns int, b, h siteTally) []AllocSite {
 			Head:        per(h.amount[name], headRuns),
 			BaseSamples: kb,
 			HeadSamples: kh,
-			P:           conditionalBinomialP(kb, float64(baseRuns), kh, float64(headRuns)),
+			P:           stats.ConditionalBinomialP(kb, float64(baseRuns), kh, float64(headRuns)),
 		}
 		s.Delta = s.Head - s.Base
 		out = append(out, s)
@@ -289,7 +291,7 @@ func (c *comparer) explainMemory(in Input, rows []Row) []MemoryDiff {
 	var out []MemoryDiff
 	done := make(map[string]bool)
 	for _, row := range rows {
-		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
+		if row.Verdict != VerdictRegression || row.Unit != TimeUnit || row.Phase == "" {
 			continue
 		}
 		if base == nil {
@@ -313,55 +315,34 @@ func (c *comparer) explainMemory(in Input, rows []Row) []MemoryDiff {
 	return out
 }
 
-// memoryLine says in one line how a command's allocations per run
+// MemoryLine says in one line how a command's allocations per run
 // changed and which site grew most. code formats a name, text plain text.
-func memoryLine(d MemoryDiff, code, text func(string) string) string {
+func MemoryLine(d MemoryDiff, code, text func(string) string) string {
 	name := "the benchmark"
 	if d.Command != "" {
 		name = code(d.Command)
 	}
 	s := text("Allocations per run of ") + name + text(" (heap profiles of whole runs, not phases: Go's heap profiles carry no labels): "+
-		formatAllocDelta(d.HeadSpace-d.BaseSpace, "B")+" ("+formatPct(deltaPct(d.BaseSpace, d.HeadSpace))+"), "+
-		formatAllocDelta(d.HeadObjects-d.BaseObjects, "objects")+" ("+formatPct(deltaPct(d.BaseObjects, d.HeadObjects))+")")
+		fmtx.FormatAllocDelta(d.HeadSpace-d.BaseSpace, "B")+" ("+fmtx.FormatPct(deltaPct(d.BaseSpace, d.HeadSpace))+"), "+
+		fmtx.FormatAllocDelta(d.HeadObjects-d.BaseObjects, "objects")+" ("+fmtx.FormatPct(deltaPct(d.BaseObjects, d.HeadObjects))+")")
 	if len(d.Space) == 0 {
-		return s + text("; no allocation site's bytes per run grew measurably ("+memoryTestNote()+")")
+		return s + text("; no allocation site's bytes per run grew measurably ("+MemoryTestNote()+")")
 	}
 	top := d.Space[0]
-	return s + text("; grew most: ") + code(shortFuncName(top.Name)) + text(" "+formatAllocDelta(top.Delta, "B")+" a run"+siteEvidence(top))
+	return s + text("; grew most: ") + code(ShortFuncName(top.Name)) + text(" "+fmtx.FormatAllocDelta(top.Delta, "B")+" a run"+siteEvidence(top))
 }
 
-// memoryTestNote names the rule by which a memory diff lists a site:
+// MemoryTestNote names the rule by which a memory diff lists a site:
 // "conditional binomial test, Holm α 0.01, ≥10 samples".
-func memoryTestNote() string {
+func MemoryTestNote() string {
 	return fmt.Sprintf("conditional binomial test, Holm α %g, ≥%d samples", profileAlpha, minSiteSamples)
 }
 
 // siteEvidence formats a listed site's p-value: " (p<0.001)", or "" for
 // a site of a report stored without one.
 func siteEvidence(s AllocSite) string {
-	if !s.hasEvidence() {
+	if !s.HasEvidence() {
 		return ""
 	}
-	return " (" + formatPEq(s.P) + ")"
-}
-
-// formatAlloc formats an amount of allocation in unit "B" (bytes, binary
-// prefixes: "8.000MiB", "0B") or "objects" ("1.234k objects").
-func formatAlloc(v float64, unit string) string {
-	num := formatValue(v, unit)
-	if v == 0 {
-		num = "0"
-	}
-	if unit == "B" {
-		return num + "B"
-	}
-	return num + " objects"
-}
-
-// formatAllocDelta formats a signed change of an amount of allocation.
-func formatAllocDelta(d float64, unit string) string {
-	if d >= 0 {
-		return "+" + formatAlloc(d, unit)
-	}
-	return formatAlloc(d, unit)
+	return " (" + fmtx.FormatPEq(s.P) + ")"
 }

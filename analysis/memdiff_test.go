@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -11,26 +10,27 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
-// fakeAlloc is one sample of a synthetic heap profile: its stack, leaf
+// FakeAlloc is one sample of a synthetic heap profile: its stack, leaf
 // first, and its objects and bytes.
-type fakeAlloc struct {
-	stack          []string
-	objects, bytes int64
+type FakeAlloc struct {
+	Stack          []string
+	Objects, Bytes int64
 }
 
-// fakeHeapProfile builds a gzipped heap profile as runtime/pprof writes
+// FakeHeapProfile builds a gzipped heap profile as runtime/pprof writes
 // its allocs profile: alloc_objects, alloc_space, inuse_objects,
 // inuse_space, sampled every 4 KiB. The values are taken as they come,
 // as the profile's scaled estimates.
-func fakeHeapProfile(t *testing.T, allocs ...fakeAlloc) []byte {
+func FakeHeapProfile(t *testing.T, allocs ...FakeAlloc) []byte {
 	t.Helper()
 	return fakeHeapProfileEvery(t, 4096, allocs...)
 }
 
-// fakeHeapProfileEvery is fakeHeapProfile sampled every period bytes.
-func fakeHeapProfileEvery(t *testing.T, period int64, allocs ...fakeAlloc) []byte {
+// fakeHeapProfileEvery is FakeHeapProfile sampled every period bytes.
+func fakeHeapProfileEvery(t *testing.T, period int64, allocs ...FakeAlloc) []byte {
 	t.Helper()
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -45,7 +45,7 @@ func fakeHeapProfileEvery(t *testing.T, period int64, allocs ...fakeAlloc) []byt
 	locs := make(map[string]*profile.Location)
 	for _, a := range allocs {
 		var stack []*profile.Location
-		for _, name := range a.stack {
+		for _, name := range a.Stack {
 			loc, ok := locs[name]
 			if !ok {
 				fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
@@ -58,7 +58,7 @@ func fakeHeapProfileEvery(t *testing.T, period int64, allocs ...fakeAlloc) []byt
 			}
 			stack = append(stack, loc)
 		}
-		p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: []int64{a.objects, a.bytes, 0, 0}})
+		p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: []int64{a.Objects, a.Bytes, 0, 0}})
 	}
 	var b bytes.Buffer
 	if err := p.Write(&b); err != nil {
@@ -68,11 +68,11 @@ func fakeHeapProfileEvery(t *testing.T, period int64, allocs ...fakeAlloc) []byt
 }
 
 const (
-	newSystem = "github.com/perfbot/perfbot/prover/r1cs.NewSystem"
-	planted   = "github.com/perfbot/perfbot/prover/r1cs.(*LC).grow"
+	NewSystem = "github.com/perfbot/perfbot/prover/r1cs.NewSystem"
+	Planted   = "github.com/perfbot/perfbot/prover/r1cs.(*LC).grow"
 	makeSlice = "runtime.makeslice"
 	mallocgc  = "runtime.mallocgc"
-	mainMain  = "main.main"
+	MainMain  = "main.main"
 )
 
 func TestDiffMemProfilesRanksSitesByGrowthPerRun(t *testing.T) {
@@ -81,18 +81,18 @@ func TestDiffMemProfilesRanksSitesByGrowthPerRun(t *testing.T) {
 	// the runtime's allocator frames, which are not the site); one head
 	// run of 10 MiB in NewSystem and 3 MiB in grow. The runtime's own 100
 	// bytes grew too, but one sampled allocation is no evidence.
-	b1 := fakeHeapProfile(t,
-		fakeAlloc{[]string{mallocgc, makeSlice, newSystem, mainMain}, 2, 10 << 20},
-		fakeAlloc{[]string{planted, mainMain}, 1, 1 << 10},
+	b1 := FakeHeapProfile(t,
+		FakeAlloc{[]string{mallocgc, makeSlice, NewSystem, MainMain}, 2, 10 << 20},
+		FakeAlloc{[]string{Planted, MainMain}, 1, 1 << 10},
 	)
-	b2 := fakeHeapProfile(t,
-		fakeAlloc{[]string{newSystem, mainMain}, 2, 10 << 20},
-		fakeAlloc{[]string{makeSlice, planted, mainMain}, 1, 1 << 10},
+	b2 := FakeHeapProfile(t,
+		FakeAlloc{[]string{NewSystem, MainMain}, 2, 10 << 20},
+		FakeAlloc{[]string{makeSlice, Planted, MainMain}, 1, 1 << 10},
 	)
-	h := fakeHeapProfile(t,
-		fakeAlloc{[]string{newSystem, mainMain}, 2, 10 << 20},
-		fakeAlloc{[]string{planted, mainMain}, 48, 3 << 20},
-		fakeAlloc{[]string{mallocgc}, 1, 100}, // the runtime's own: its leaf is the site
+	h := FakeHeapProfile(t,
+		FakeAlloc{[]string{NewSystem, MainMain}, 2, 10 << 20},
+		FakeAlloc{[]string{Planted, MainMain}, 48, 3 << 20},
+		FakeAlloc{[]string{mallocgc}, 1, 100}, // the runtime's own: its leaf is the site
 	)
 	d, warnings := DiffMemProfiles([][]byte{b1, b2}, [][]byte{h}, 0)
 	if len(warnings) != 0 {
@@ -109,9 +109,9 @@ func TestDiffMemProfilesRanksSitesByGrowthPerRun(t *testing.T) {
 		BaseProfiles: 2, HeadProfiles: 1,
 		BaseSpace: 10<<20 + 1<<10, HeadSpace: 10<<20 + 3<<20 + 100,
 		BaseObjects: 3, HeadObjects: 51,
-		Space: []AllocSite{{Name: planted, Base: 1 << 10, Head: 3 << 20, Delta: 3<<20 - 1<<10,
+		Space: []AllocSite{{Name: Planted, Base: 1 << 10, Head: 3 << 20, Delta: 3<<20 - 1<<10,
 			BaseSamples: 1, HeadSamples: 768, P: 2 * binomialReference(1, 2, 768, 1)}},
-		Objects: []AllocSite{{Name: planted, Base: 1, Head: 48, Delta: 47,
+		Objects: []AllocSite{{Name: Planted, Base: 1, Head: 48, Delta: 47,
 			BaseSamples: 2, HeadSamples: 48, P: binomialReference(2, 2, 48, 1)}},
 	}
 	got := d
@@ -119,14 +119,14 @@ func TestDiffMemProfilesRanksSitesByGrowthPerRun(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("diff\n%+v\nwant\n%+v", got, want)
 	}
-	checkSites(t, "space", d.Space, []AllocSite{{Name: planted, Base: 1 << 10, Head: 3 << 20, Delta: 3<<20 - 1<<10,
+	checkSites(t, "space", d.Space, []AllocSite{{Name: Planted, Base: 1 << 10, Head: 3 << 20, Delta: 3<<20 - 1<<10,
 		BaseSamples: 1, HeadSamples: 768, P: 2 * binomialReference(1, 2, 768, 1)}})
-	checkSites(t, "objects", d.Objects, []AllocSite{{Name: planted, Base: 1, Head: 48, Delta: 47,
+	checkSites(t, "objects", d.Objects, []AllocSite{{Name: Planted, Base: 1, Head: 48, Delta: 47,
 		BaseSamples: 2, HeadSamples: 48, P: binomialReference(2, 2, 48, 1)}})
 
 	plain := func(s string) string { return s }
 	d.Command = "prove"
-	line := memoryLine(d, plain, plain)
+	line := MemoryLine(d, plain, plain)
 	wantLine := "Allocations per run of prove (heap profiles of whole runs, not phases: Go's heap profiles carry no labels): " +
 		"+2.999MiB (+30.0%), +48.00 objects (+1600.0%); grew most: prover/r1cs.(*LC).grow +2.999MiB a run (p<0.001)"
 	if line != wantLine {
@@ -136,8 +136,8 @@ func TestDiffMemProfilesRanksSitesByGrowthPerRun(t *testing.T) {
 
 func TestDiffMemProfilesSkipsProfilesWithoutAllocations(t *testing.T) {
 	t.Parallel()
-	good := fakeHeapProfile(t, fakeAlloc{[]string{planted}, 1, 100})
-	cpu := fakeProfile(t, fakeSample{"synthesis", []string{"pkg.f"}, 10})
+	good := FakeHeapProfile(t, FakeAlloc{[]string{Planted}, 1, 100})
+	cpu := FakeProfile(t, FakeSample{"synthesis", []string{"pkg.f"}, 10})
 	d, warnings := DiffMemProfiles([][]byte{good, []byte("junk")}, [][]byte{good, cpu}, 0)
 	if d.BaseProfiles != 1 || d.HeadProfiles != 1 || len(d.Space) != 0 {
 		t.Errorf("diff %+v; want one profile a side, nothing grown", d)
@@ -148,74 +148,14 @@ func TestDiffMemProfilesSkipsProfilesWithoutAllocations(t *testing.T) {
 	}
 }
 
-// withMemProfiles returns copies of runs as runs of command cmd, each
+// WithMemProfiles returns copies of runs as runs of command cmd, each
 // carrying data as its memory profile.
-func withMemProfiles(runs []Run, cmd string, data []byte) []Run {
-	out := withProfiles(runs, cmd)
+func WithMemProfiles(runs []Run, cmd string, data []byte) []Run {
+	out := WithProfiles(runs, cmd)
 	for i := range out {
 		out[i].Profiles = []Profile{{Benchmark: cmd, Kind: ProfileMem, Data: data}}
 	}
 	return out
-}
-
-func TestCompareShowsTheMemoryDiffOnlyWhenAPhaseRegressed(t *testing.T) {
-	t.Parallel()
-	base := fakeHeapProfile(t, fakeAlloc{[]string{newSystem, mainMain}, 2, 10 << 20})
-	head := fakeHeapProfile(t, fakeAlloc{[]string{newSystem, mainMain}, 2, 10 << 20}, fakeAlloc{[]string{planted, mainMain}, 48, 3 << 20})
-	g := newSynth(81, 0.004)
-
-	steady := Compare(Input{
-		Base: withMemProfiles(g.runs(baseRev, 6, nil), "prove", base),
-		Head: withMemProfiles(g.runs(headRev, 6, nil), "prove", head),
-	}, DefaultOptions())
-	if steady.MemoryDiffs != nil {
-		t.Errorf("no phase regressed, yet memory diffs %+v", steady.MemoryDiffs)
-	}
-
-	r := Compare(Input{
-		Base: withMemProfiles(g.runs(baseRev, 6, nil), "prove", base),
-		Head: withMemProfiles(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1}), "prove", head),
-	}, DefaultOptions())
-	if len(r.MemoryDiffs) != 1 {
-		t.Fatalf("memory diffs %+v; want prove's", r.MemoryDiffs)
-	}
-	d := r.MemoryDiffs[0]
-	if d.Command != "prove" || d.BaseProfiles != 6 || d.HeadProfiles != 6 || len(d.Space) != 1 || d.Space[0].Name != planted || d.Space[0].Delta != 3<<20 {
-		t.Errorf("diff %+v; want prove's 6 profiles a side and grow +3 MiB a run", d)
-	}
-	if r.ProfileDiffs != nil {
-		t.Errorf("profile diffs %+v: a memory profile is no CPU profile", r.ProfileDiffs)
-	}
-	var md, txt, js bytes.Buffer
-	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := RenderText(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := RenderJSON(&js, r); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"\nAllocations per run of `prove` (heap profiles of whole runs, not phases: Go's heap profiles carry no labels): +3.000MiB (+30.0%), +48.00 objects (+2400.0%); grew most: `prover/r1cs.(*LC).grow` +3.000MiB a run (p&lt;0.001)\n",
-		// 6 runs of 768 periods and of 48 sampled allocations.
-		"| `prover/r1cs.(*LC).grow` | 0B | 3.000MiB | +3.000MiB | 0 → 4608 | &lt;0.001 |",
-		"| `prover/r1cs.(*LC).grow` | 0 objects | 48.00 objects | +48.00 objects | 0 → 288 | &lt;0.001 |",
-	} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md.String())
-		}
-	}
-	if !strings.Contains(txt.String(), "  +3.000MiB a run (0B → 3.000MiB, p<0.001), prover/r1cs.(*LC).grow\n") {
-		t.Errorf("text lacks the site:\n%s", txt.String())
-	}
-	var back Report
-	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back.MemoryDiffs, r.MemoryDiffs) {
-		t.Errorf("JSON round trip: %+v, want %+v", back.MemoryDiffs, r.MemoryDiffs)
-	}
 }
 
 // binomialReference returns the two-sided p-value of the conditional
@@ -253,10 +193,10 @@ func TestConditionalBinomialPMatchesKnownValues(t *testing.T) {
 	t.Parallel()
 	// 10 events against none in equal exposures: the splits 0 and 10 of
 	// 10 fair coin flips, 2/1024.
-	if got := conditionalBinomialP(0, 1, 10, 1); !closeRel(got, 2.0/1024, 1e-12) {
+	if got := stats.ConditionalBinomialP(0, 1, 10, 1); !closeRel(got, 2.0/1024, 1e-12) {
 		t.Errorf("0 against 10: p = %.15g, want 2/1024", got)
 	}
-	if got := conditionalBinomialP(5, 3, 5, 3); got != 1 {
+	if got := stats.ConditionalBinomialP(5, 3, 5, 3); got != 1 {
 		t.Errorf("5 against 5: p = %g, want 1", got)
 	}
 	for _, c := range [][4]int64{
@@ -268,13 +208,13 @@ func TestConditionalBinomialPMatchesKnownValues(t *testing.T) {
 		{300, 8, 200, 5},
 		{3, 1, 0, 6},
 	} {
-		got := conditionalBinomialP(c[0], float64(c[1]), c[2], float64(c[3]))
+		got := stats.ConditionalBinomialP(c[0], float64(c[1]), c[2], float64(c[3]))
 		want := binomialReference(c[0], c[1], c[2], c[3])
 		if !closeRel(got, want, 1e-9) {
 			t.Errorf("%d in %d runs against %d in %d: p = %.15g, want %.15g", c[0], c[1], c[2], c[3], got, want)
 		}
 	}
-	if got := conditionalBinomialP(3, 0, 4, 2); got != 1 {
+	if got := stats.ConditionalBinomialP(3, 0, 4, 2); got != 1 {
 		t.Errorf("no base runs: p = %g, want 1", got)
 	}
 }
@@ -300,9 +240,9 @@ func TestSampledAllocsUndoesRuntimePprofsScaling(t *testing.T) {
 
 // scaledAlloc returns the heap profile record that runtime/pprof writes
 // for n sampled allocations of size bytes each at a sampling period.
-func scaledAlloc(stack []string, n, size, period int64) fakeAlloc {
+func scaledAlloc(stack []string, n, size, period int64) FakeAlloc {
 	scale := 1 / (1 - math.Exp(-float64(size)/float64(period)))
-	return fakeAlloc{stack, int64(float64(n) * scale), int64(float64(n*size) * scale)}
+	return FakeAlloc{stack, int64(float64(n) * scale), int64(float64(n*size) * scale)}
 }
 
 func TestDiffMemProfilesDoesNotListAFewSampledAllocations(t *testing.T) {
@@ -311,10 +251,10 @@ func TestDiffMemProfilesDoesNotListAFewSampledAllocations(t *testing.T) {
 	// head run read as 98k objects and 1.5 MiB; base has none. Four
 	// runs a side.
 	const period = 512 << 10
-	base := fakeHeapProfileEvery(t, period, scaledAlloc([]string{newSystem, mainMain}, 40, 64<<10, period))
+	base := fakeHeapProfileEvery(t, period, scaledAlloc([]string{NewSystem, MainMain}, 40, 64<<10, period))
 	noisy := fakeHeapProfileEvery(t, period,
-		scaledAlloc([]string{newSystem, mainMain}, 40, 64<<10, period),
-		scaledAlloc([]string{planted, mainMain}, 3, 16, period))
+		scaledAlloc([]string{NewSystem, MainMain}, 40, 64<<10, period),
+		scaledAlloc([]string{Planted, MainMain}, 3, 16, period))
 	quiet := base
 	d, _ := DiffMemProfiles([][]byte{base, base, base, base}, [][]byte{noisy, quiet, quiet, quiet}, 0)
 	if d.HeadSpace-d.BaseSpace < 256<<10 || d.HeadObjects-d.BaseObjects < 20000 {
@@ -324,18 +264,18 @@ func TestDiffMemProfilesDoesNotListAFewSampledAllocations(t *testing.T) {
 		t.Errorf("space %+v, objects %+v; want nothing listed", d.Space, d.Objects)
 	}
 	plain := func(s string) string { return s }
-	if line := memoryLine(d, plain, plain); !strings.HasSuffix(line, fmt.Sprintf("; no allocation site's bytes per run grew measurably (conditional binomial test, Holm α %g, ≥%d samples)", profileAlpha, minSiteSamples)) {
+	if line := MemoryLine(d, plain, plain); !strings.HasSuffix(line, fmt.Sprintf("; no allocation site's bytes per run grew measurably (conditional binomial test, Holm α %g, ≥%d samples)", profileAlpha, minSiteSamples)) {
 		t.Errorf("line %q; want it to say no site grew measurably", line)
 	}
 
 	// A site that went from 10 to 40 sampled 64 KiB allocations a run is
 	// listed, with its sampled allocations counted back.
-	grown := fakeHeapProfileEvery(t, period, scaledAlloc([]string{newSystem, mainMain}, 160, 64<<10, period))
+	grown := fakeHeapProfileEvery(t, period, scaledAlloc([]string{NewSystem, MainMain}, 160, 64<<10, period))
 	d, _ = DiffMemProfiles([][]byte{base, base, base, base}, [][]byte{grown, grown, grown, grown}, 0)
 	if len(d.Objects) != 1 || d.Objects[0].BaseSamples != 4*40 || d.Objects[0].HeadSamples != 4*160 || !(d.Objects[0].P < profileAlpha) {
 		t.Errorf("objects %+v; want NewSystem, 160 against 640 sampled allocations, p below %g", d.Objects, profileAlpha)
 	}
-	if len(d.Space) != 1 || d.Space[0].Name != newSystem || !(d.Space[0].P < profileAlpha) {
+	if len(d.Space) != 1 || d.Space[0].Name != NewSystem || !(d.Space[0].P < profileAlpha) {
 		t.Errorf("space %+v; want NewSystem, p below %g", d.Space, profileAlpha)
 	}
 }
@@ -350,7 +290,7 @@ func TestSiteGrowthListsNoneOfManyDifferencesThatHolmDoesNotKeep(t *testing.T) {
 		b.add(name, 20<<10, 20)
 		h.add(name, 42<<10, 42)
 	}
-	p := conditionalBinomialP(20, 4, 42, 4)
+	p := stats.ConditionalBinomialP(20, 4, 42, 4)
 	if !(p < profileAlpha) || !(20*p > profileAlpha) {
 		t.Fatalf("p = %g; the test wants one below α that 20 tests lift above it", p)
 	}

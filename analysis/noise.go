@@ -2,7 +2,8 @@ package analysis
 
 import (
 	"math"
-	"slices"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A Noise describes how much one series varies between runs of one
@@ -34,7 +35,7 @@ func (n Noise) RunsFor(pct float64) int {
 	if n.CVPct < 1e-9 || !(pct > 0) { // a constant series, up to rounding
 		return 0
 	}
-	z := normalQuantile(1-n.alpha/2) + normalQuantile(0.8)
+	z := stats.NormalQuantile(1-n.alpha/2) + stats.NormalQuantile(0.8)
 	d := z * n.CVPct * math.Sqrt(math.Pi/3) / pct
 	return int(math.Ceil(2 * d * d))
 }
@@ -63,10 +64,10 @@ func MeasureNoise(runs []Run, perSide int, opts Options) []Noise {
 			per[s.Key] = append(per[s.Key], s.Value)
 		}
 		for k, v := range per {
-			values[k] = append(values[k], medianOf(v))
+			values[k] = append(values[k], stats.MedianOf(v))
 		}
 	}
-	z := normalQuantile(1-opts.Alpha/2) + normalQuantile(0.8)
+	z := stats.NormalQuantile(1-opts.Alpha/2) + stats.NormalQuantile(0.8)
 	out := make([]Noise, 0, len(order))
 	for _, k := range order {
 		v := values[k]
@@ -74,8 +75,8 @@ func MeasureNoise(runs []Run, perSide int, opts Options) []Noise {
 		if len(v) == 0 {
 			continue
 		}
-		n.Median = medianOf(v)
-		mean, sd := meanStddev(v)
+		n.Median = stats.MedianOf(v)
+		mean, sd := stats.MeanStddev(v)
 		if mean != 0 {
 			n.CVPct = 100 * sd / math.Abs(mean)
 		}
@@ -84,7 +85,7 @@ func MeasureNoise(runs []Run, perSide int, opts Options) []Noise {
 			for i, x := range v {
 				dev[i] = math.Abs(x - n.Median)
 			}
-			n.MADPct = 100 * medianOf(dev) / math.Abs(n.Median)
+			n.MADPct = 100 * stats.MedianOf(dev) / math.Abs(n.Median)
 		}
 		if perSide > 0 {
 			n.DetectablePct = z * math.Sqrt(2/float64(perSide)) * n.CVPct * math.Sqrt(math.Pi/3)
@@ -93,27 +94,3 @@ func MeasureNoise(runs []Run, perSide int, opts Options) []Noise {
 	}
 	return out
 }
-
-// medianOf returns the median of v, which it leaves unsorted.
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return median(s)
-}
-
-func meanStddev(v []float64) (mean, sd float64) {
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	if len(v) < 2 {
-		return mean, 0
-	}
-	for _, x := range v {
-		sd += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(v)-1))
-}
-
-// normalQuantile returns the standard normal quantile of p, 0 < p < 1.
-func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }

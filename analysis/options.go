@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/analysis/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -79,7 +80,7 @@ var FailOns = []string{FailOnHeadline, FailOnAnyPhase}
 func DefaultOptions() Options {
 	return Options{
 		Alpha:        0.05,
-		Spending:     SpendingOBrienFleming,
+		Spending:     stats.SpendingOBrienFleming,
 		Confidence:   0.95,
 		MinChangePct: 1.0,
 		MinHistory:   10,
@@ -132,7 +133,7 @@ func (o Options) Validate() error {
 	if !(o.Alpha > 0 && o.Alpha < 0.5) {
 		errs = append(errs, fmt.Errorf("alpha %v: must be above 0 and below 0.5, e.g. 0.05", o.Alpha))
 	}
-	if err := ValidSpending(o.Spending); err != nil {
+	if err := stats.ValidSpending(o.Spending); err != nil {
 		errs = append(errs, err)
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {

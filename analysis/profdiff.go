@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file explains regressed CPU phases by their profiles: it merges
@@ -51,11 +53,11 @@ const (
 	countSampleType = "samples"
 )
 
-// processBenchmark is the Key.Benchmark of the samples that the runner
+// ProcessBenchmark is the Key.Benchmark of the samples that the runner
 // records for a whole benchmark process (runner/execute's
 // ProcessBenchmark); a named benchmark command's are
 // "process/benchmark=NAME", with "/gpu=N" for one GPU's among several.
-const processBenchmark = "process"
+const ProcessBenchmark = "process"
 
 // A ProfileDiff explains one phase of one benchmark by profiles: which
 // functions took a measurably larger share of the phase's samples in
@@ -132,9 +134,9 @@ type FuncShare struct {
 	P float64 `json:"p_value"`
 }
 
-// hasEvidence reports whether s carries its sample counts and p-value:
+// HasEvidence reports whether s carries its sample counts and p-value:
 // every listed share does, but those of reports stored before them.
-func (s FuncShare) hasEvidence() bool {
+func (s FuncShare) HasEvidence() bool {
 	return s.HeadSamples > 0
 }
 
@@ -352,7 +354,7 @@ func measurable[T any](family []T, minHead int64, top int, of func(*T) (p *float
 		ps[i] = *p
 	}
 	out := []T{}
-	for i, adj := range Holm(ps) {
+	for i, adj := range stats.Holm(ps) {
 		item := family[i]
 		p, delta, head, _ := of(&item)
 		*p = adj
@@ -385,7 +387,7 @@ func shareFamily(base, head phaseTally, bf, hf funcTally) []FuncShare {
 			Head:        sharePct(hf.value[name], head.value),
 			BaseSamples: kb,
 			HeadSamples: kh,
-			P:           fisherExactP(kb, base.samples, kh, head.samples),
+			P:           stats.FisherExactP(kb, base.samples, kh, head.samples),
 		}
 		s.Delta = s.Head - s.Base
 		out = append(out, s)
@@ -419,7 +421,7 @@ func (c *comparer) explainProfiles(in Input, rows []Row) []ProfileDiff {
 	var out []ProfileDiff
 	opts := ProfileOptions{}.withDefaults()
 	for _, row := range rows {
-		if row.Verdict != VerdictRegression || row.Unit != timeUnit || row.Phase == "" {
+		if row.Verdict != VerdictRegression || row.Unit != TimeUnit || row.Phase == "" {
 			continue
 		}
 		if base == nil {
@@ -439,15 +441,15 @@ func (c *comparer) explainProfiles(in Input, rows []Row) []ProfileDiff {
 		if others := slices.Concat(base.sharing(row.Key), head.sharing(row.Key)); len(others) > 0 {
 			slices.Sort(others)
 			c.warnf("%s: the CPU profiles that explain it also hold %s, whose samples carry the same phase label: the profile diff mixes them",
-				c.label(row.Key), list(slices.Compact(others), listLimit))
+				c.label(row.Key), fmtx.List(slices.Compact(others), listLimit))
 		}
 	}
 	return out
 }
 
-// timeUnit is the unit of time per operation: what a CPU profile
+// TimeUnit is the unit of time per operation: what a CPU profile
 // explains.
-const timeUnit = "sec/op"
+const TimeUnit = "sec/op"
 
 // A profileSource finds one side's profiles of one kind (CPU or memory)
 // for a row, by the name of the benchmark command that measured it. A run
@@ -558,7 +560,7 @@ func (s *profileSource) sharing(k Key) []string {
 // do not name it.
 func commandName(run Run) string {
 	for _, smp := range run.Samples {
-		if rest, ok := strings.CutPrefix(smp.Benchmark, processBenchmark+"/benchmark="); ok {
+		if rest, ok := strings.CutPrefix(smp.Benchmark, ProcessBenchmark+"/benchmark="); ok {
 			name, _, _ := strings.Cut(rest, "/")
 			return name
 		}
@@ -569,16 +571,16 @@ func commandName(run Run) string {
 // isProcessBenchmark reports whether a sample describes a whole benchmark
 // process rather than one benchmark.
 func isProcessBenchmark(benchmark string) bool {
-	return benchmark == processBenchmark || strings.HasPrefix(benchmark, processBenchmark+"/")
+	return benchmark == ProcessBenchmark || strings.HasPrefix(benchmark, ProcessBenchmark+"/")
 }
 
 // ownModule is the module path that renderings drop from function names:
 // perfbot's own, whose prover is the workload it guards by default.
 const ownModule = "github.com/perfbot/perfbot/"
 
-// shortFuncName returns a function's name without ownModule:
+// ShortFuncName returns a function's name without ownModule:
 // "prover/r1cs.(*LC).Add". Names from other modules stay whole.
-func shortFuncName(name string) string {
+func ShortFuncName(name string) string {
 	if short, ok := strings.CutPrefix(name, ownModule); ok && short != "" {
 		return short
 	}

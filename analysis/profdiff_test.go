@@ -3,7 +3,6 @@ package analysis
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file tests the profile diffs, with real CPU profiles of workloads
@@ -61,10 +61,10 @@ func phaseWork(x uint64) uint64 {
 	return x
 }
 
-// slowHelper is the work head added to synthesis; base barely calls it.
+// SlowHelper is the work head added to synthesis; base barely calls it.
 //
 //go:noinline
-func slowHelper(x uint64) uint64 {
+func SlowHelper(x uint64) uint64 {
 	for range 1 << 16 {
 		x = x*6364136223846793005 + 1442695040888963407
 		x ^= x >> 29
@@ -82,8 +82,8 @@ func msmWork(x uint64) uint64 {
 	return x
 }
 
-// funcName returns the name pprof gives fn.
-func funcName(fn any) string {
+// FuncName returns the name pprof gives fn.
+func FuncName(fn any) string {
 	return runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
 }
 
@@ -93,7 +93,7 @@ var (
 	realProfileUnavailable error
 )
 
-// realProfiles returns a CPU profile of a base and of a head workload,
+// RealProfiles returns a CPU profile of a base and of a head workload,
 // each with a synthesis and an msm_h phase and some unlabelled work. Head
 // spends twice as long again in slowHelper during synthesis: about 40
 // samples, enough for the profile diff's exact test to tell among the
@@ -102,7 +102,7 @@ var (
 // Those tests do not call t.Parallel: only one CPU profile can run at a
 // time, and the CPU time spinFor counts is the whole process's (the
 // labels would keep other tests' samples out anyway).
-func realProfiles(t *testing.T) (base, head []byte) {
+func RealProfiles(t *testing.T) (base, head []byte) {
 	t.Helper()
 	realOnce.Do(func() {
 		profileSide := func(helper time.Duration) []byte {
@@ -114,7 +114,7 @@ func realProfiles(t *testing.T) (base, head []byte) {
 			ctx := context.Background()
 			pprof.Do(ctx, pprof.Labels(PhaseLabel, "synthesis"), func(context.Context) {
 				spinFor(t, 200*time.Millisecond, phaseWork)
-				spinFor(t, helper, slowHelper)
+				spinFor(t, helper, SlowHelper)
 			})
 			pprof.Do(ctx, pprof.Labels(PhaseLabel, "msm_h"), func(context.Context) {
 				spinFor(t, 150*time.Millisecond, msmWork)
@@ -132,7 +132,7 @@ func realProfiles(t *testing.T) (base, head []byte) {
 	return realBase, realHead
 }
 
-func shareOf(shares []FuncShare, name string) (FuncShare, bool) {
+func ShareOf(shares []FuncShare, name string) (FuncShare, bool) {
 	i := slices.IndexFunc(shares, func(s FuncShare) bool { return s.Name == name })
 	if i < 0 {
 		return FuncShare{}, false
@@ -150,8 +150,8 @@ func mustParse(t *testing.T, data []byte) *profile.Profile {
 }
 
 func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
-	base, head := realProfiles(t)
-	helper := funcName(slowHelper)
+	base, head := RealProfiles(t)
+	helper := FuncName(SlowHelper)
 	if !strings.HasPrefix(helper, "github.com/perfbot/perfbot/analysis.") {
 		t.Fatalf("slowHelper is named %q; want its full package path", helper)
 	}
@@ -176,7 +176,7 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 	if f := d.Flat[0]; f.HeadSamples < minFuncSamples || f.HeadSamples <= f.BaseSamples || !(f.P < profileAlpha) {
 		t.Errorf("%s flat: %+v; want at least %d head samples, more than base's, and p below %g", helper, f, minFuncSamples, profileAlpha)
 	}
-	if c, ok := shareOf(d.Cum, helper); !ok || c.Delta <= 0 {
+	if c, ok := ShareOf(d.Cum, helper); !ok || c.Delta <= 0 {
 		t.Errorf("cum %+v: want %s with a positive delta", d.Cum, helper)
 	}
 	for _, fs := range [][]FuncShare{d.Flat, d.Cum} {
@@ -199,14 +199,14 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 	}
 	for _, data := range [][]byte{base, head} {
 		tally := tallyPhase([]*profile.Profile{mustParse(t, data)}, "msm_h", "cpu")
-		if tally.cum.value[helper] != 0 || tally.cum.value[funcName(phaseWork)] != 0 {
+		if tally.cum.value[helper] != 0 || tally.cum.value[FuncName(phaseWork)] != 0 {
 			t.Errorf("msm_h counts samples of synthesis's functions: %v", tally.cum.value)
 		}
-		if tally.flat.value[funcName(msmWork)] == 0 || tally.flat.samples[funcName(msmWork)] == 0 {
+		if tally.flat.value[FuncName(msmWork)] == 0 || tally.flat.samples[FuncName(msmWork)] == 0 {
 			t.Errorf("msm_h has no sample of msmWork: %v, %v", tally.flat.value, tally.flat.samples)
 		}
 	}
-	if _, ok := shareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
+	if _, ok := ShareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
 		t.Errorf("msm_h lists %s: %+v %+v", helper, m.Flat, m.Cum)
 	}
 
@@ -221,18 +221,18 @@ func TestDiffProfilesOfRealCPUProfilesPutsTheGrownFunctionFirst(t *testing.T) {
 	}
 }
 
-// A fakeSample is one sample of a synthetic CPU profile: its phase label
+// A FakeSample is one sample of a synthetic CPU profile: its phase label
 // ("" for none), its stack, leaf first, where "a+b" is one location in
 // which a was inlined into b, and its count of 10ms profiler samples.
-type fakeSample struct {
-	phase string
-	stack []string
-	n     int64
+type FakeSample struct {
+	Phase string
+	Stack []string
+	N     int64
 }
 
-// fakeProfile builds a gzipped CPU profile as runtime/pprof writes them:
+// FakeProfile builds a gzipped CPU profile as runtime/pprof writes them:
 // sample types samples/count and cpu/nanoseconds, a 10ms period.
-func fakeProfile(t *testing.T, samples ...fakeSample) []byte {
+func FakeProfile(t *testing.T, samples ...FakeSample) []byte {
 	t.Helper()
 	const period = 10_000_000
 	p := &profile.Profile{
@@ -244,7 +244,7 @@ func fakeProfile(t *testing.T, samples ...fakeSample) []byte {
 	locs := make(map[string]*profile.Location)
 	for _, s := range samples {
 		var stack []*profile.Location
-		for _, frame := range s.stack {
+		for _, frame := range s.Stack {
 			loc, ok := locs[frame]
 			if !ok {
 				loc = &profile.Location{ID: uint64(len(p.Location) + 1), Address: uint64(0x1000 * (len(p.Location) + 1))}
@@ -262,9 +262,9 @@ func fakeProfile(t *testing.T, samples ...fakeSample) []byte {
 			}
 			stack = append(stack, loc)
 		}
-		smp := &profile.Sample{Location: stack, Value: []int64{s.n, s.n * period}}
-		if s.phase != "" {
-			smp.Label = map[string][]string{PhaseLabel: {s.phase}}
+		smp := &profile.Sample{Location: stack, Value: []int64{s.N, s.N * period}}
+		if s.Phase != "" {
+			smp.Label = map[string][]string{PhaseLabel: {s.Phase}}
 		}
 		p.Sample = append(p.Sample, smp)
 	}
@@ -285,20 +285,20 @@ func TestDiffProfilesCountsOnlyThePhasesSamplesAndEachFunctionOncePerSample(t *t
 		msm   = "github.com/perfbot/perfbot/prover/groth16.msmG1"
 		main  = "main.main"
 	)
-	base := fakeProfile(t,
-		fakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
-		fakeSample{"synthesis", []string{add, synth, main}, 10},
+	base := FakeProfile(t,
+		FakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
+		FakeSample{"synthesis", []string{add, synth, main}, 10},
 		// mul inlined into eval, eval recursive: eval counts once.
-		fakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
-		fakeSample{"msm_h", []string{add, msm, main}, 500},
-		fakeSample{"", []string{add, main}, 700},
+		FakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
+		FakeSample{"msm_h", []string{add, msm, main}, 500},
+		FakeSample{"", []string{add, main}, 700},
 	)
-	head := fakeProfile(t,
-		fakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
-		fakeSample{"synthesis", []string{add, synth, main}, 110},
-		fakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
-		fakeSample{"msm_h", []string{add, msm, main}, 900},
-		fakeSample{"", []string{add, main}, 100},
+	head := FakeProfile(t,
+		FakeSample{"synthesis", []string{mul, eval, synth, main}, 30},
+		FakeSample{"synthesis", []string{add, synth, main}, 110},
+		FakeSample{"synthesis", []string{mul + "+" + eval, eval, synth, main}, 60},
+		FakeSample{"msm_h", []string{add, msm, main}, 900},
+		FakeSample{"", []string{add, main}, 100},
 	)
 	d, warnings := DiffProfiles([][]byte{base}, [][]byte{head}, "synthesis", ProfileOptions{Top: 2})
 	if len(warnings) > 0 {
@@ -392,17 +392,17 @@ func TestFisherExactPMatchesKnownValues(t *testing.T) {
 	// Fisher's tea-tasting table: 3 of 4 cups right against 1 of 4. With
 	// 4 of 8 in all, the tables 0…4 have 1, 16, 36, 16 and 1 of the 70
 	// ways; those no likelier than 3's 16 are 0, 1, 3 and 4: 34/70.
-	if got := fisherExactP(3, 4, 1, 4); !closeRel(got, 34.0/70, 1e-12) {
+	if got := stats.FisherExactP(3, 4, 1, 4); !closeRel(got, 34.0/70, 1e-12) {
 		t.Errorf("tea tasting: p = %.15g, want 34/70 = %.15g", got, 34.0/70)
 	}
 	// Wikipedia's example of the test: 1 of 10 dieters are men, 11 of 14
 	// non-dieters; the two-sided p-value it gives is 0.002759, which is
 	// 41/14858 exactly.
-	if got := fisherExactP(1, 10, 11, 14); !closeRel(got, 41.0/14858, 1e-9) || math.Abs(got-0.002759) > 5e-7 {
+	if got := stats.FisherExactP(1, 10, 11, 14); !closeRel(got, 41.0/14858, 1e-9) || math.Abs(got-0.002759) > 5e-7 {
 		t.Errorf("dieting: p = %.15g, want 41/14858 = %.15g", got, 41.0/14858)
 	}
 	// 1 of 232 against 0 of 232: the two tables are equally likely, p 1.
-	if got := fisherExactP(0, 232, 1, 232); got != 1 {
+	if got := stats.FisherExactP(0, 232, 1, 232); got != 1 {
 		t.Errorf("1 of 232 against none: p = %g, want 1", got)
 	}
 	for _, c := range [][4]int64{
@@ -413,16 +413,16 @@ func TestFisherExactPMatchesKnownValues(t *testing.T) {
 		{7, 7, 0, 9},          // every sample on one side
 		{5, 20, 5, 20},        // no difference at all
 	} {
-		got := fisherExactP(c[0], c[1], c[2], c[3])
+		got := stats.FisherExactP(c[0], c[1], c[2], c[3])
 		want := fisherReference(c[0], c[1], c[2], c[3])
 		if !closeRel(got, want, 1e-9) {
 			t.Errorf("%d of %d against %d of %d: p = %.15g, want %.15g", c[0], c[1], c[2], c[3], got, want)
 		}
-		if swapped := fisherExactP(c[2], c[3], c[0], c[1]); !closeRel(swapped, got, 1e-9) {
+		if swapped := stats.FisherExactP(c[2], c[3], c[0], c[1]); !closeRel(swapped, got, 1e-9) {
 			t.Errorf("%d of %d against %d of %d: p = %.15g, but %.15g with the sides swapped", c[0], c[1], c[2], c[3], got, swapped)
 		}
 	}
-	if got := fisherExactP(5, 4, 1, 4); got != 1 {
+	if got := stats.FisherExactP(5, 4, 1, 4); got != 1 {
 		t.Errorf("a part larger than its whole: p = %g, want 1", got)
 	}
 }
@@ -440,41 +440,13 @@ func countTally(counts map[string]int64) phaseTally {
 	return t
 }
 
-func TestDiffProfilesDoesNotListAFunctionOfOneSample(t *testing.T) {
-	t.Parallel()
-	// The report that gave rise to the test: runtime.newarray at 0.4% of
-	// head's 232 samples, one sample, none in base.
-	const work, newarray = "pkg.work", "runtime.newarray"
-	base := fakeProfile(t, fakeSample{"msm_h", []string{work, "main.main"}, 232})
-	head := fakeProfile(t,
-		fakeSample{"msm_h", []string{work, "main.main"}, 231},
-		fakeSample{"msm_h", []string{newarray, work, "main.main"}, 1})
-	d, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "msm_h", ProfileOptions{})
-	if d.BaseSamples != 232 || d.HeadSamples != 232 || len(d.Flat) != 0 || len(d.Cum) != 0 {
-		t.Fatalf("diff %+v; want 232 samples a side and nothing listed", d)
-	}
-
-	e := Explanation{Benchmark: proveBench, Phase: "msm_h", DeltaPct: 3.2, P: 0.004}
-	plain := func(s string) string { return s }
-	want := fmt.Sprintf("msm_h +3.2%% (p=0.004): no function's share of the CPU samples (base 232, head 232) grew measurably (Fisher's exact test, Holm α %g, ≥%d samples)",
-		profileAlpha, minFuncSamples)
-	if got := explanationLine(e, &d, plain, plain, plain); got != want {
-		t.Errorf("line %q, want %q", got, want)
-	}
-	var md strings.Builder
-	mdExplanation(&md, explainedRow{expl: e, diff: &d})
-	if !strings.Contains(md.String(), "grew measurably") || strings.Contains(md.String(), "<details>") || strings.Contains(md.String(), "| function") {
-		t.Errorf("markdown %q; want the line and no collapsed section without a table", md.String())
-	}
-}
-
 func TestDiffProfilesNeedsTheMinimumOfHeadSamplesEvenWhenSignificant(t *testing.T) {
 	t.Parallel()
 	// 6 samples in head's 300 against none of base's 5000 is significant,
 	// but 6 samples are too few to say what grew.
 	base := countTally(map[string]int64{"pkg.work": 5000})
 	head := countTally(map[string]int64{"pkg.work": 294, "pkg.rare": 6})
-	if p := fisherExactP(0, 5000, 6, 300); !(p < profileAlpha/2) {
+	if p := stats.FisherExactP(0, 5000, 6, 300); !(p < profileAlpha/2) {
 		t.Fatalf("p = %g; the test wants a table significant among two functions", p)
 	}
 	d := diffTallies("msm_h", ProfileOptions{}.withDefaults(), base, head)
@@ -486,8 +458,8 @@ func TestDiffProfilesNeedsTheMinimumOfHeadSamplesEvenWhenSignificant(t *testing.
 func TestDiffProfilesListsAShareThatGrewFrom5To20Percent(t *testing.T) {
 	t.Parallel()
 	const f, g = "pkg.f", "pkg.g"
-	base := fakeProfile(t, fakeSample{"synthesis", []string{f, "main.main"}, 15}, fakeSample{"synthesis", []string{g, "main.main"}, 285})
-	head := fakeProfile(t, fakeSample{"synthesis", []string{f, "main.main"}, 60}, fakeSample{"synthesis", []string{g, "main.main"}, 240})
+	base := FakeProfile(t, FakeSample{"synthesis", []string{f, "main.main"}, 15}, FakeSample{"synthesis", []string{g, "main.main"}, 285})
+	head := FakeProfile(t, FakeSample{"synthesis", []string{f, "main.main"}, 60}, FakeSample{"synthesis", []string{g, "main.main"}, 240})
 	d, _ := DiffProfiles([][]byte{base}, [][]byte{head}, "synthesis", ProfileOptions{})
 	// Flat: f and g, mirror images, one p times 2. Cum: f, g and
 	// main.main (100% on both sides, p 1): f's p times 3.
@@ -508,7 +480,7 @@ func TestDiffProfilesListsNoneOfManyDifferencesThatHolmDoesNotKeep(t *testing.T)
 		name := fmt.Sprintf("pkg.f%02d", i)
 		base[name], head[name] = 20, 42
 	}
-	p := fisherExactP(20, 3000, 42, 3000)
+	p := stats.FisherExactP(20, 3000, 42, 3000)
 	if !(p < profileAlpha) || !(21*p > profileAlpha) {
 		t.Fatalf("p = %g; the test wants one below α that 21 tests lift above it", p)
 	}
@@ -560,32 +532,12 @@ func TestDiffProfilesRarelyListsAnythingWhenNothingChanged(t *testing.T) {
 	}
 }
 
-func TestAProfileDiffStoredBeforeTheTestDecodesAndRendersWithoutEvidence(t *testing.T) {
-	t.Parallel()
-	const stored = `{"benchmark": "B", "phase": "msm_h", "sample_type": "cpu", "unit": "nanoseconds",
-		"base_profiles": 1, "head_profiles": 1, "base_samples": 232, "head_samples": 232,
-		"base_value": 2320000000, "head_value": 2320000000,
-		"flat": [{"name": "runtime.newarray", "base": 0, "head": 0.4, "delta": 0.4}], "cum": []}`
-	var d ProfileDiff
-	if err := json.Unmarshal([]byte(stored), &d); err != nil {
-		t.Fatal(err)
-	}
-	if len(d.Flat) != 1 || d.Flat[0].HeadSamples != 0 || d.Flat[0].P != 0 || d.Flat[0].hasEvidence() {
-		t.Fatalf("flat %+v; want the stored share, without counts or p", d.Flat)
-	}
-	var md strings.Builder
-	mdExplanation(&md, explainedRow{expl: Explanation{Phase: "msm_h", DeltaPct: 3, P: 0.01}, diff: &d})
-	if !strings.Contains(md.String(), "| `runtime.newarray` | 0.0% | 0.4% | +0.4 pp | — | — |\n") || strings.Contains(md.String(), "samples, p") {
-		t.Errorf("markdown %q; want the share with dashes for its counts and p", md.String())
-	}
-}
-
 func TestDiffProfilesMergesEachSidesProfiles(t *testing.T) {
 	t.Parallel()
 	const f, g = "pkg.f", "pkg.g"
-	b1 := fakeProfile(t, fakeSample{"synthesis", []string{f}, 30}, fakeSample{"synthesis", []string{g}, 10})
-	b2 := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 10})
-	h := fakeProfile(t, fakeSample{"synthesis", []string{f}, 50}, fakeSample{"synthesis", []string{g}, 50})
+	b1 := FakeProfile(t, FakeSample{"synthesis", []string{f}, 30}, FakeSample{"synthesis", []string{g}, 10})
+	b2 := FakeProfile(t, FakeSample{"synthesis", []string{f}, 50}, FakeSample{"synthesis", []string{g}, 10})
+	h := FakeProfile(t, FakeSample{"synthesis", []string{f}, 50}, FakeSample{"synthesis", []string{g}, 50})
 	d, _ := DiffProfiles([][]byte{b1, b2}, [][]byte{h}, "synthesis", ProfileOptions{})
 	// Base merged: f 80, g 20 of 100. f's table mirrors g's: the same p,
 	// times 2 functions.
@@ -597,8 +549,8 @@ func TestDiffProfilesMergesEachSidesProfiles(t *testing.T) {
 
 func TestDiffProfilesSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {
 	t.Parallel()
-	good := fakeProfile(t, fakeSample{"synthesis", []string{"pkg.f"}, 40})
-	head := fakeProfile(t, fakeSample{"synthesis", []string{"pkg.f"}, 20}, fakeSample{"synthesis", []string{"pkg.g"}, 20})
+	good := FakeProfile(t, FakeSample{"synthesis", []string{"pkg.f"}, 40})
+	head := FakeProfile(t, FakeSample{"synthesis", []string{"pkg.f"}, 20}, FakeSample{"synthesis", []string{"pkg.g"}, 20})
 	heap := &profile.Profile{SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}}}
 	var heapData bytes.Buffer
 	if err := heap.Write(&heapData); err != nil {
@@ -615,10 +567,10 @@ func TestDiffProfilesSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {
 	}
 }
 
-// withProfiles returns copies of runs as runs of the benchmark command
+// WithProfiles returns copies of runs as runs of the benchmark command
 // cmd (named by a process sample as the runner names it), the i-th
 // carrying profiles[i%len(profiles)] as its CPU profile.
-func withProfiles(runs []Run, cmd string, profiles ...[]byte) []Run {
+func WithProfiles(runs []Run, cmd string, profiles ...[]byte) []Run {
 	out := make([]Run, len(runs))
 	for i, run := range runs {
 		run.Samples = append(slices.Clone(run.Samples), Sample{Key{"process/benchmark=" + cmd, "", "wall-sec/run"}, 3})
@@ -630,82 +582,26 @@ func withProfiles(runs []Run, cmd string, profiles ...[]byte) []Run {
 	return out
 }
 
-func TestCompareExplainsARegressedCPUPhaseByItsRealProfiles(t *testing.T) {
-	base, head := realProfiles(t)
-	g := newSynth(61, 0.004)
-	regressed := map[string]float64{"synthesis": 1.1, "msm_h": 1.1}
-	in := Input{
-		BaseRev: baseRev, HeadRev: headRev,
-		Base: withProfiles(g.runs(baseRev, 8, nil), "prove", base),
-		Head: withProfiles(g.runs(headRev, 8, regressed), "prove", head),
-	}
-	r := Compare(in, DefaultOptions())
-	for _, p := range []string{"synthesis", "msm_h", "total"} {
-		if v := find(r, p).Verdict; v != VerdictRegression {
-			t.Fatalf("%s: %s, want a regression", p, v)
-		}
-	}
-	// total regressed too, but no sample is labelled total.
-	if len(r.ProfileDiffs) != 2 {
-		t.Fatalf("%d profile diffs, want synthesis's and msm_h's: %+v", len(r.ProfileDiffs), r.ProfileDiffs)
-	}
-	helper := funcName(slowHelper)
-	d := r.ProfileDiffs[0]
-	if d.Benchmark != proveBench || d.Phase != "synthesis" || d.BaseProfiles != 8 || d.HeadProfiles != 8 {
-		t.Errorf("first diff %s/%s from %d and %d profiles; want synthesis of %s from 8 a side", d.Benchmark, d.Phase, d.BaseProfiles, d.HeadProfiles, proveBench)
-	}
-	if len(d.Flat) == 0 || d.Flat[0].Name != helper || d.Flat[0].Delta <= 0 {
-		t.Errorf("synthesis flat %+v: want %s first, grown", d.Flat, helper)
-	}
-	m := r.ProfileDiffs[1]
-	if m.Phase != "msm_h" {
-		t.Fatalf("second diff is %s's, want msm_h's", m.Phase)
-	}
-	if _, ok := shareOf(slices.Concat(m.Flat, m.Cum), helper); ok {
-		t.Errorf("msm_h's diff lists %s: %+v %+v", helper, m.Flat, m.Cum)
-	}
-	for _, w := range r.Warnings {
-		if strings.Contains(w, "profile") {
-			t.Errorf("warning %q; want none about profiles", w)
-		}
-	}
-
-	var md, txt bytes.Buffer
-	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := RenderText(&txt, r); err != nil {
-		t.Fatal(err)
-	}
-	short := strings.TrimPrefix(helper, "github.com/perfbot/perfbot/")
-	if !strings.Contains(md.String(), "**synthesis** +") || !strings.Contains(md.String(), "grew most: `"+short+"` +") {
-		t.Errorf("the comment does not explain synthesis by %s:\n%s", short, md.String())
-	}
-	if !strings.Contains(txt.String(), "\n  synthesis +") || !strings.Contains(txt.String(), "grew most: "+short+" +") {
-		t.Errorf("the terminal report does not explain synthesis by %s:\n%s", short, txt.String())
-	}
-}
-
 // gpuLikeProfile has many synthesis samples and n of msm_h, whose work
 // runs on the GPU; extra samples of fn join synthesis.
 func gpuLikeProfile(t *testing.T, msmSamples, extra int64, fn string) []byte {
-	return fakeProfile(t,
-		fakeSample{"synthesis", []string{"pkg.synthesize", "main.main"}, 100},
-		fakeSample{"synthesis", []string{fn, "pkg.synthesize", "main.main"}, extra},
-		fakeSample{"msm_h", []string{"pkg.waitGPU", "main.main"}, msmSamples},
+	return FakeProfile(t,
+		FakeSample{"synthesis", []string{"pkg.synthesize", "main.main"}, 100},
+		FakeSample{"synthesis", []string{fn, "pkg.synthesize", "main.main"}, extra},
+		FakeSample{"msm_h", []string{"pkg.waitGPU", "main.main"}, msmSamples},
 	)
 }
 
 func TestCompareExplainsOnlyPhasesWithEnoughCPUSamples(t *testing.T) {
 	t.Parallel()
-	g := newSynth(62, 0.004)
+	g := NewSynth(62, 0.004)
 	regressed := map[string]float64{"synthesis": 1.1, "msm_h": 1.1, "ntt": 1.1}
 	// 6 runs a side; msm_h has 3 samples a profile (18 a side, below
 	// 20), ntt none at all.
 	in := Input{
-		BaseRev: baseRev, HeadRev: headRev,
-		Base: withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 3, 1, "pkg.slow")),
-		Head: withProfiles(g.runs(headRev, 6, regressed), "prove", gpuLikeProfile(t, 3, 50, "pkg.slow")),
+		BaseRev: BaseRev, HeadRev: HeadRev,
+		Base: WithProfiles(g.Runs(BaseRev, 6, nil), "prove", gpuLikeProfile(t, 3, 1, "pkg.slow")),
+		Head: WithProfiles(g.Runs(HeadRev, 6, regressed), "prove", gpuLikeProfile(t, 3, 50, "pkg.slow")),
 	}
 	r := Compare(in, DefaultOptions())
 	if len(r.ProfileDiffs) != 1 || r.ProfileDiffs[0].Phase != "synthesis" {
@@ -716,8 +612,8 @@ func TestCompareExplainsOnlyPhasesWithEnoughCPUSamples(t *testing.T) {
 	}
 
 	// At 4 samples a profile msm_h has 24 a side: a CPU phase.
-	in.Base = withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 4, 1, "pkg.slow"))
-	in.Head = withProfiles(g.runs(headRev, 6, regressed), "prove", gpuLikeProfile(t, 4, 50, "pkg.slow"))
+	in.Base = WithProfiles(g.Runs(BaseRev, 6, nil), "prove", gpuLikeProfile(t, 4, 1, "pkg.slow"))
+	in.Head = WithProfiles(g.Runs(HeadRev, 6, regressed), "prove", gpuLikeProfile(t, 4, 50, "pkg.slow"))
 	r = Compare(in, DefaultOptions())
 	if len(r.ProfileDiffs) != 2 || r.ProfileDiffs[1].Phase != "msm_h" || r.ProfileDiffs[1].BaseSamples != 24 {
 		t.Errorf("profile diffs %+v; want synthesis's and msm_h's (24 samples a side)", r.ProfileDiffs)
@@ -727,24 +623,24 @@ func TestCompareExplainsOnlyPhasesWithEnoughCPUSamples(t *testing.T) {
 func TestCompareWithoutProfilesOnASideExplainsNothingAndSaysNothing(t *testing.T) {
 	t.Parallel()
 	prof := gpuLikeProfile(t, 0, 50, "pkg.slow")
-	g := newSynth(63, 0.004)
+	g := NewSynth(63, 0.004)
 	regressed := map[string]float64{"synthesis": 1.1}
 	for _, c := range []struct {
 		name       string
 		base, head []Run
 	}{
-		{"neither", g.runs(baseRev, 6, nil), g.runs(headRev, 6, regressed)},
-		{"head only", withProfiles(g.runs(baseRev, 6, nil), "prove"), withProfiles(g.runs(headRev, 6, regressed), "prove", prof)},
-		{"base only", withProfiles(g.runs(baseRev, 6, nil), "prove", prof), withProfiles(g.runs(headRev, 6, regressed), "prove")},
+		{"neither", g.Runs(BaseRev, 6, nil), g.Runs(HeadRev, 6, regressed)},
+		{"head only", WithProfiles(g.Runs(BaseRev, 6, nil), "prove"), WithProfiles(g.Runs(HeadRev, 6, regressed), "prove", prof)},
+		{"base only", WithProfiles(g.Runs(BaseRev, 6, nil), "prove", prof), WithProfiles(g.Runs(HeadRev, 6, regressed), "prove")},
 	} {
 		r := Compare(Input{Base: c.base, Head: c.head}, DefaultOptions())
-		if find(r, "synthesis").Verdict != VerdictRegression {
-			t.Fatalf("%s: synthesis %s, want a regression", c.name, find(r, "synthesis").Verdict)
+		if Find(r, "synthesis").Verdict != VerdictRegression {
+			t.Fatalf("%s: synthesis %s, want a regression", c.name, Find(r, "synthesis").Verdict)
 		}
 		if r.ProfileDiffs != nil {
 			t.Errorf("%s: profile diffs %+v, want none", c.name, r.ProfileDiffs)
 		}
-		if hasWarning(r, "profile") {
+		if HasWarning(r, "profile") {
 			t.Errorf("%s: warnings %q; want none about profiles", c.name, r.Warnings)
 		}
 	}
@@ -752,29 +648,29 @@ func TestCompareWithoutProfilesOnASideExplainsNothingAndSaysNothing(t *testing.T
 
 func TestCompareSkipsProfilesThatDoNotParseWithAWarning(t *testing.T) {
 	t.Parallel()
-	g := newSynth(64, 0.004)
-	base := withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow"))
+	g := NewSynth(64, 0.004)
+	base := WithProfiles(g.Runs(BaseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow"))
 	base[2].Profiles[0].Data = []byte("truncated")
 	in := Input{
 		Base: base,
-		Head: withProfiles(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
+		Head: WithProfiles(g.Runs(HeadRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
 	}
 	r := Compare(in, DefaultOptions())
 	if len(r.ProfileDiffs) != 1 || r.ProfileDiffs[0].BaseProfiles != 5 || r.ProfileDiffs[0].HeadProfiles != 6 {
 		t.Fatalf("profile diffs %+v; want synthesis's from 5 base and 6 head profiles", r.ProfileDiffs)
 	}
-	if !hasWarning(r, "base: skipped 1 of 6 CPU profiles of prove that did not parse") {
+	if !HasWarning(r, "base: skipped 1 of 6 CPU profiles of prove that did not parse") {
 		t.Errorf("warnings %q; want one about base's bad profile", r.Warnings)
 	}
 }
 
 func TestCompareFindsARowsProfilesThroughItsCommandName(t *testing.T) {
 	t.Parallel()
-	// Two commands in one comparison: prove measures proveBench, other
+	// Two commands in one comparison: prove measures ProveBench, other
 	// measures Other/size=1, both with a synthesis phase. Each command's
 	// profiles explain its own rows only.
 	const otherBench = "Other/size=1"
-	g := newSynth(65, 0.004)
+	g := NewSynth(65, 0.004)
 	otherRuns := func(rev string, n int, f float64) []Run {
 		runs := make([]Run, n)
 		for i := range runs {
@@ -782,10 +678,10 @@ func TestCompareFindsARowsProfilesThroughItsCommandName(t *testing.T) {
 		}
 		return runs
 	}
-	proveBase := withProfiles(g.runs(baseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.proveSlow"))
-	proveHead := withProfiles(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.proveSlow"))
-	otherBase := withProfiles(otherRuns(baseRev, 6, 1), "other", gpuLikeProfile(t, 0, 1, "pkg.otherSlow"))
-	otherHead := withProfiles(otherRuns(headRev, 6, 1.2), "other", gpuLikeProfile(t, 0, 80, "pkg.otherSlow"))
+	proveBase := WithProfiles(g.Runs(BaseRev, 6, nil), "prove", gpuLikeProfile(t, 0, 1, "pkg.proveSlow"))
+	proveHead := WithProfiles(g.Runs(HeadRev, 6, map[string]float64{"synthesis": 1.1}), "prove", gpuLikeProfile(t, 0, 50, "pkg.proveSlow"))
+	otherBase := WithProfiles(otherRuns(BaseRev, 6, 1), "other", gpuLikeProfile(t, 0, 1, "pkg.otherSlow"))
+	otherHead := WithProfiles(otherRuns(HeadRev, 6, 1.2), "other", gpuLikeProfile(t, 0, 80, "pkg.otherSlow"))
 	// A profile that does not say which command wrote it belongs to its
 	// run's; a heap profile is no CPU profile.
 	for i := range proveHead {
@@ -809,11 +705,11 @@ func TestCompareFindsARowsProfilesThroughItsCommandName(t *testing.T) {
 		if d.BaseProfiles != 6 || d.HeadProfiles != 6 || d.Flat[0].Name != want {
 			t.Errorf("%s: %d and %d profiles, flat %+v; want 6 a side and %s first", d.Benchmark, d.BaseProfiles, d.HeadProfiles, d.Flat, want)
 		}
-		if _, ok := shareOf(slices.Concat(d.Flat, d.Cum), not); ok {
+		if _, ok := ShareOf(slices.Concat(d.Flat, d.Cum), not); ok {
 			t.Errorf("%s's diff lists %s, from the other command's profiles", d.Benchmark, not)
 		}
 	}
-	if hasWarning(r, "profile") {
+	if HasWarning(r, "profile") {
 		t.Errorf("warnings %q; want none about profiles", r.Warnings)
 	}
 }
@@ -823,7 +719,7 @@ func TestCompareWarnsWhenOneCommandsProfilesMixBenchmarks(t *testing.T) {
 	// One command measures two sizes in one process: their synthesis
 	// samples carry the same label.
 	const small = "Prove/circuit=sha256/constraints=1024/backend=cpu"
-	g := newSynth(66, 0.004)
+	g := NewSynth(66, 0.004)
 	add := func(runs []Run) []Run {
 		for i := range runs {
 			runs[i].Samples = append(runs[i].Samples, Sample{Key{small, "synthesis", "sec/op"}, 0.01 * g.jitter()})
@@ -831,14 +727,14 @@ func TestCompareWarnsWhenOneCommandsProfilesMixBenchmarks(t *testing.T) {
 		return runs
 	}
 	in := Input{
-		Base: withProfiles(add(g.runs(baseRev, 6, nil)), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow")),
-		Head: withProfiles(add(g.runs(headRev, 6, map[string]float64{"synthesis": 1.1})), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
+		Base: WithProfiles(add(g.Runs(BaseRev, 6, nil)), "prove", gpuLikeProfile(t, 0, 1, "pkg.slow")),
+		Head: WithProfiles(add(g.Runs(HeadRev, 6, map[string]float64{"synthesis": 1.1})), "prove", gpuLikeProfile(t, 0, 50, "pkg.slow")),
 	}
 	r := Compare(in, DefaultOptions())
 	if len(r.ProfileDiffs) != 1 {
 		t.Fatalf("profile diffs %+v; want synthesis's", r.ProfileDiffs)
 	}
-	if !hasWarning(r, proveBench+"/phase=synthesis: the CPU profiles that explain it also hold "+small, "mixes them") {
+	if !HasWarning(r, ProveBench+"/phase=synthesis: the CPU profiles that explain it also hold "+small, "mixes them") {
 		t.Errorf("warnings %q; want one that the profiles mix %s in", r.Warnings, small)
 	}
 }
@@ -853,7 +749,7 @@ func TestShortFuncNameDropsOnlyPerfbotsModule(t *testing.T) {
 		"github.com/perfbot/perfbot/prover/groth16.split[...]": "prover/groth16.split[...]",
 	}
 	for in, want := range cases {
-		if got := shortFuncName(in); got != want {
+		if got := ShortFuncName(in); got != want {
 			t.Errorf("shortFuncName(%q) = %q, want %q", in, got, want)
 		}
 	}

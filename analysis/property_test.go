@@ -1,4 +1,4 @@
-package analysis
+package analysis_test
 
 import (
 	"bytes"
@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // This file checks, over thousands of synthetic comparisons drawn from
@@ -117,7 +120,7 @@ func poisson(rng *rand.Rand, lambda float64) float64 {
 
 // propertyComparison draws one comparison: three sec/op phases and their
 // total, and three count units, over 4 to 40 runs a side.
-func propertyComparison(t *testing.T, seed uint64) (Input, Options, []string) {
+func propertyComparison(t *testing.T, seed uint64) (analysis.Input, analysis.Options, []string) {
 	rng := rand.New(rand.NewPCG(seed, 34))
 	const bench = "Prove/circuit=sha256"
 	phases := []string{"synthesis", "ntt", "msm_h"}
@@ -140,19 +143,19 @@ func propertyComparison(t *testing.T, seed uint64) (Input, Options, []string) {
 	if rng.IntN(4) == 0 {
 		n[1] = 4 + rng.IntN(37)
 	}
-	var in Input
-	for side, rev := range []string{baseRev, headRev} {
+	var in analysis.Input
+	for side, rev := range []string{analysis.BaseRev, analysis.HeadRev} {
 		for i := range n[side] {
-			run := Run{Revision: rev, Status: StatusOK}
+			run := analysis.Run{Revision: rev, Status: analysis.StatusOK}
 			total := 0.0
 			for p, ph := range phases {
 				v := tw[p].draw(rng, side, i, n[side])
 				total += v
-				run.Samples = append(run.Samples, Sample{Key{bench, ph, "sec/op"}, v})
+				run.Samples = append(run.Samples, analysis.Sample{analysis.Key{bench, ph, "sec/op"}, v})
 			}
-			run.Samples = append(run.Samples, Sample{Key{bench, "total", "sec/op"}, total})
+			run.Samples = append(run.Samples, analysis.Sample{analysis.Key{bench, "total", "sec/op"}, total})
 			for u, unit := range units {
-				run.Samples = append(run.Samples, Sample{Key{bench, "synthesis", unit}, cw[u].draw(rng, side, i, n[side])})
+				run.Samples = append(run.Samples, analysis.Sample{analysis.Key{bench, "synthesis", unit}, cw[u].draw(rng, side, i, n[side])})
 			}
 			if side == 0 {
 				in.Base = append(in.Base, run)
@@ -161,7 +164,7 @@ func propertyComparison(t *testing.T, seed uint64) (Input, Options, []string) {
 			}
 		}
 	}
-	opts := DefaultOptions()
+	opts := analysis.DefaultOptions()
 	if rng.IntN(2) == 0 {
 		opts.Alpha = 0.01
 	}
@@ -175,12 +178,12 @@ func propertyComparison(t *testing.T, seed uint64) (Input, Options, []string) {
 // randomProfiles gives every run a CPU profile of its phases: ten
 // functions a phase, each side's sample counts drawn around the same
 // shares, and now and then one function that grows in head.
-func randomProfiles(t *testing.T, rng *rand.Rand, base, head []Run, phases []string) ([]Run, []Run) {
+func randomProfiles(t *testing.T, rng *rand.Rand, base, head []analysis.Run, phases []string) ([]analysis.Run, []analysis.Run) {
 	grow := rng.IntN(2) == 0
 	profiles := func(side int, n int) [][]byte {
 		var out [][]byte
 		for range n {
-			var smp []fakeSample
+			var smp []analysis.FakeSample
 			for _, ph := range phases {
 				for f := range 10 {
 					lambda := float64(1+f) * 0.6
@@ -188,15 +191,15 @@ func randomProfiles(t *testing.T, rng *rand.Rand, base, head []Run, phases []str
 						lambda *= 8
 					}
 					if k := int64(poisson(rng, lambda)); k > 0 {
-						smp = append(smp, fakeSample{ph, []string{fmt.Sprintf("pkg.%s%d", ph, f), "main.main"}, k})
+						smp = append(smp, analysis.FakeSample{ph, []string{fmt.Sprintf("pkg.%s%d", ph, f), "main.main"}, k})
 					}
 				}
 			}
-			out = append(out, fakeProfile(t, smp...))
+			out = append(out, analysis.FakeProfile(t, smp...))
 		}
 		return out
 	}
-	return withProfiles(base, "prove", profiles(0, len(base))...), withProfiles(head, "prove", profiles(1, len(head))...)
+	return analysis.WithProfiles(base, "prove", profiles(0, len(base))...), analysis.WithProfiles(head, "prove", profiles(1, len(head))...)
 }
 
 var (
@@ -216,16 +219,16 @@ func leadNumber(s string) (float64, bool) {
 }
 
 // checkReport returns what is wrong with r as its renderings show it.
-func checkReport(r *Report) []string {
+func checkReport(r *analysis.Report) []string {
 	var bad []string
 	var md, txt, js bytes.Buffer
-	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
+	if err := render.RenderMarkdown(&md, r, render.RenderContext{}); err != nil {
 		return []string{err.Error()}
 	}
-	if err := RenderText(&txt, r); err != nil {
+	if err := render.RenderText(&txt, r); err != nil {
 		return []string{err.Error()}
 	}
-	if err := RenderJSON(&js, r); err != nil {
+	if err := render.RenderJSON(&js, r); err != nil {
 		return []string{err.Error()}
 	}
 	// The sign of every Δ agrees with the two values shown beside it.
@@ -258,29 +261,29 @@ func checkReport(r *Report) []string {
 		}
 		for _, m := range runsRE.FindAllStringSubmatch(out, -1) {
 			runs, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
-			if runs > runsBoundFactor*60 {
+			if runs > render.RunsBoundFactor*60 {
 				bad = append(bad, fmt.Sprintf("%s suggests %s runs a side", name, m[1]))
 			}
 		}
 	}
 	var doc struct {
 		Phases []struct {
-			Phase        string              `json:"phase"`
-			Unit         string              `json:"unit"`
-			Better       string              `json:"better"`
-			Verdict      string              `json:"verdict"`
-			Shift        *float64            `json:"shift_pct"`
-			Lo           *float64            `json:"delta_lo_pct"`
-			Hi           *float64            `json:"delta_hi_pct"`
-			Abs          float64             `json:"shift"`
-			AbsLo        *float64            `json:"shift_lo"`
-			AbsHi        *float64            `json:"shift_hi"`
-			FloorPct     float64             `json:"floor_pct"`
-			Reason       string              `json:"reason"`
-			MDE          *float64            `json:"mde_pct"`
-			Primary      bool                `json:"primary"`
-			Distribution *DistributionChange `json:"distribution"`
-			Headline     bool                `json:"headline"`
+			Phase        string                       `json:"phase"`
+			Unit         string                       `json:"unit"`
+			Better       string                       `json:"better"`
+			Verdict      string                       `json:"verdict"`
+			Shift        *float64                     `json:"shift_pct"`
+			Lo           *float64                     `json:"delta_lo_pct"`
+			Hi           *float64                     `json:"delta_hi_pct"`
+			Abs          float64                      `json:"shift"`
+			AbsLo        *float64                     `json:"shift_lo"`
+			AbsHi        *float64                     `json:"shift_hi"`
+			FloorPct     float64                      `json:"floor_pct"`
+			Reason       string                       `json:"reason"`
+			MDE          *float64                     `json:"mde_pct"`
+			Primary      bool                         `json:"primary"`
+			Distribution *analysis.DistributionChange `json:"distribution"`
+			Headline     bool                         `json:"headline"`
 		} `json:"phases"`
 		Verdict     string `json:"verdict"`
 		Attribution []struct {
@@ -319,11 +322,11 @@ func checkReport(r *Report) []string {
 		// change; within ±floor, no change; otherwise not settled. (A
 		// row with too few runs was not tested and says so.)
 		if want, ok := legendVerdict(row.Shift, row.Lo, row.Hi, row.Abs, row.AbsLo, row.AbsHi, row.FloorPct); ok &&
-			row.Reason != ReasonTooFewRuns && row.Reason != ReasonRunsFailed && row.Verdict != string(VerdictWait) &&
-			row.Reason != ReasonNonZero && row.Reason != ReasonModes {
+			row.Reason != analysis.ReasonTooFewRuns && row.Reason != analysis.ReasonRunsFailed && row.Verdict != string(analysis.VerdictWait) &&
+			row.Reason != analysis.ReasonNonZero && row.Reason != analysis.ReasonModes {
 			got := row.Verdict
-			if got == string(VerdictImprovement) {
-				got = string(VerdictRegression) // the rule says "a change"; its direction is checked below
+			if got == string(analysis.VerdictImprovement) {
+				got = string(analysis.VerdictRegression) // the rule says "a change"; its direction is checked below
 			}
 			if got != want {
 				bad = append(bad, fmt.Sprintf("%s: %s beside Δ %v [%v, %v] (floor %.1f%%): the legend's rule gives %s", name, row.Verdict, ptr(row.Shift), ptr(row.Lo), ptr(row.Hi), row.FloorPct, want))
@@ -331,37 +334,37 @@ func checkReport(r *Report) []string {
 		}
 		// The MDE never claims a size unseeable that the row's own
 		// interval already rules out.
-		if row.Verdict == string(VerdictInconclusive) && row.MDE != nil && row.Lo != nil && row.Hi != nil {
+		if row.Verdict == string(analysis.VerdictInconclusive) && row.MDE != nil && row.Lo != nil && row.Hi != nil {
 			if far := math.Max(math.Abs(*row.Lo), math.Abs(*row.Hi)); *row.MDE > far+1e-9 {
 				bad = append(bad, fmt.Sprintf("%s: MDE %.2f%% beyond its interval [%.2f, %.2f]", name, *row.MDE, *row.Lo, *row.Hi))
 			}
 		}
 		// "No change" means the interval lies within ±floor.
-		if row.Verdict == string(VerdictNoChange) && row.Lo != nil && row.Hi != nil && (*row.Lo < -row.FloorPct-1e-9 || *row.Hi > row.FloorPct+1e-9) {
+		if row.Verdict == string(analysis.VerdictNoChange) && row.Lo != nil && row.Hi != nil && (*row.Lo < -row.FloorPct-1e-9 || *row.Hi > row.FloorPct+1e-9) {
 			bad = append(bad, fmt.Sprintf("%s: no change with an interval [%.2f, %.2f] beyond its floor %.1f%%", name, *row.Lo, *row.Hi, row.FloorPct))
 		}
 		// A change of distribution is for the worse when more runs are
 		// non-zero or the median rose (where lower is better).
 		if d := row.Distribution; d != nil {
 			w := d.HeadMedian > d.BaseMedian
-			if d.Kind == ReasonNonZero {
+			if d.Kind == analysis.ReasonNonZero {
 				w = d.HeadNonZero*d.BaseN > d.BaseNonZero*d.HeadN
 			}
 			if row.Better == "higher" {
 				w = !w
 			}
-			if w != (row.Verdict == string(VerdictRegression)) {
+			if w != (row.Verdict == string(analysis.VerdictRegression)) {
 				bad = append(bad, fmt.Sprintf("%s: %s with %+v", name, row.Verdict, *d))
 			}
 			continue
 		}
 		// A regression is a change for the worse, by the same estimate.
-		if row.Shift != nil && (row.Verdict == string(VerdictRegression) || row.Verdict == string(VerdictImprovement)) {
+		if row.Shift != nil && (row.Verdict == string(analysis.VerdictRegression) || row.Verdict == string(analysis.VerdictImprovement)) {
 			worse := *row.Shift > 0
 			if row.Better == "higher" {
 				worse = !worse
 			}
-			if worse != (row.Verdict == string(VerdictRegression)) {
+			if worse != (row.Verdict == string(analysis.VerdictRegression)) {
 				bad = append(bad, fmt.Sprintf("%s: %s with Δ %+.2f%%", name, row.Verdict, *row.Shift))
 			}
 		}
@@ -369,11 +372,11 @@ func checkReport(r *Report) []string {
 	// The report's verdict is its headline series': a phase that moved
 	// while the headline did not never makes it a regression.
 	switch {
-	case headlines[string(VerdictRegression)]:
-		if doc.Verdict != string(VerdictRegression) {
+	case headlines[string(analysis.VerdictRegression)]:
+		if doc.Verdict != string(analysis.VerdictRegression) {
 			bad = append(bad, fmt.Sprintf("verdict %s above a headline regression", doc.Verdict))
 		}
-	case doc.Verdict == string(VerdictRegression) || r.Fails():
+	case doc.Verdict == string(analysis.VerdictRegression) || r.Fails():
 		bad = append(bad, fmt.Sprintf("verdict %s (fails a check: %v) with no headline regression", doc.Verdict, r.Fails()))
 	}
 	// A headline that says nothing changed names what did, in other units.
@@ -399,7 +402,7 @@ func checkReport(r *Report) []string {
 	// rests on enough samples.
 	for _, d := range doc.ProfileDiffs {
 		for _, f := range append(d.Flat, d.Cum...) {
-			if f.P == nil || *f.P >= profileAlpha || f.HeadSamples < minFuncSamples {
+			if f.P == nil || *f.P >= analysis.ProfileAlpha || f.HeadSamples < analysis.MinFuncSamples {
 				bad = append(bad, fmt.Sprintf("%s's profile lists %s (%d head samples, p %v)", d.Phase, f.Name, f.HeadSamples, f.P))
 			}
 		}
@@ -419,7 +422,7 @@ func TestReportsNeverContradictThemselves(t *testing.T) {
 	failed := 0
 	for seed := range uint64(n) {
 		in, opts, worlds := propertyComparison(t, seed)
-		r := Compare(in, opts)
+		r := analysis.Compare(in, opts)
 		if bad := checkReport(r); len(bad) > 0 {
 			failed++
 			if failed <= 5 {
@@ -443,22 +446,22 @@ func legendVerdict(pct, lo, hi *float64, abs float64, absLo, absHi *float64, flo
 		}
 		switch {
 		case (*absLo > 0 || *absHi < 0) && abs != 0:
-			return string(VerdictRegression), true
+			return string(analysis.VerdictRegression), true
 		case *absLo == 0 && *absHi == 0:
-			return string(VerdictNoChange), true
+			return string(analysis.VerdictNoChange), true
 		}
-		return string(VerdictInconclusive), true
+		return string(analysis.VerdictInconclusive), true
 	}
 	if lo == nil || hi == nil {
 		return "", false
 	}
 	switch {
 	case (*lo > 0 || *hi < 0) && math.Abs(*pct) >= floor:
-		return string(VerdictRegression), true
+		return string(analysis.VerdictRegression), true
 	case *lo >= -floor && *hi <= floor:
-		return string(VerdictNoChange), true
+		return string(analysis.VerdictNoChange), true
 	}
-	return string(VerdictInconclusive), true
+	return string(analysis.VerdictInconclusive), true
 }
 
 // ptr formats a nullable number.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A Verdict is the outcome of a comparison, for one row or a whole report.
@@ -117,8 +119,8 @@ type Report struct {
 	// Looks is the number of looks the comparison took (1 for a
 	// comparison that did not add runs), and Sequential how they kept α:
 	// the spending function and each look's runs and threshold.
-	Looks      int              `json:"looks"`
-	Sequential SequentialDesign `json:"sequential"`
+	Looks      int                    `json:"looks"`
+	Sequential stats.SequentialDesign `json:"sequential"`
 	// Order is how the runner ordered the sides within each round
 	// (random, abba or alternate) and Seed the seed of a random order,
 	// which replays it; empty and 0 when the runner did not say.
@@ -163,7 +165,7 @@ func (row Row) Change() float64 { return row.ShiftPct }
 // change of constants (4 → 7 allocs/op on every run of each side) or a
 // simulated count. Such a row is shown without an interval.
 func (row Row) Exact() bool {
-	if !finite(row.ShiftLo) || !finite(row.ShiftHi) {
+	if !stats.Finite(row.ShiftLo) || !stats.Finite(row.ShiftHi) {
 		return false
 	}
 	return row.ShiftLo == row.ShiftHi
@@ -414,7 +416,7 @@ type Slack struct {
 // nullable returns x, or nil when x is NaN or infinite (JSON has no
 // encoding for those).
 func nullable(x float64) *float64 {
-	if !finite(x) {
+	if !stats.Finite(x) {
 		return nil
 	}
 	return &x
@@ -521,10 +523,10 @@ func (r *Row) setValues() {
 	r.BaseValue = base
 	r.Shift = r.ShiftPct / 100 * math.Abs(base)
 	r.ShiftLo, r.ShiftHi = math.Inf(-1), math.Inf(1)
-	if finite(r.DeltaLoPct) && finite(r.DeltaHiPct) {
+	if stats.Finite(r.DeltaLoPct) && stats.Finite(r.DeltaHiPct) {
 		r.ShiftLo, r.ShiftHi = r.DeltaLoPct/100*math.Abs(base), r.DeltaHiPct/100*math.Abs(base)
 	}
-	if !finite(r.ShiftPct) {
+	if !stats.Finite(r.ShiftPct) {
 		r.Shift = r.Head.Median - base
 		r.ShiftLo, r.ShiftHi = math.Inf(-1), math.Inf(1)
 	}
@@ -617,7 +619,7 @@ func (r *Report) TradeOff() []Row {
 	if r.Verdict != VerdictImprovement && r.Verdict != VerdictNoChange {
 		return nil
 	}
-	headline := r.isHeadline()
+	headline := r.IsHeadline()
 	var rows []Row
 	worse := false
 	for _, row := range r.Phases {
@@ -642,10 +644,10 @@ func (r *Report) TradeOff() []Row {
 	return rows
 }
 
-// isHeadline returns whether a row is a headline series; in a report
+// IsHeadline returns whether a row is a headline series; in a report
 // stored by an older perfbot, whose rows carry no headline flag, every
 // primary row is one.
-func (r *Report) isHeadline() func(Row) bool {
+func (r *Report) IsHeadline() func(Row) bool {
 	for _, row := range r.Phases {
 		if row.Headline {
 			return func(row Row) bool { return row.Headline }

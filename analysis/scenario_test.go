@@ -1,4 +1,4 @@
-package analysis
+package analysis_test
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file renders whole comparisons a maintainer meets, every format
@@ -24,24 +28,24 @@ import (
 // its History (no baseline history in any of these), and each run's
 // profiles, which Run's JSON leaves out.
 type scenario struct {
-	BaseRev      string      `json:"base_rev"`
-	HeadRev      string      `json:"head_rev"`
-	BaseArgs     []string    `json:"base_args,omitempty"`
-	HeadArgs     []string    `json:"head_args,omitempty"`
-	Base         []Run       `json:"base"`
-	Head         []Run       `json:"head"`
-	BaseEnv      Env         `json:"base_env,omitempty"`
-	HeadEnv      Env         `json:"head_env,omitempty"`
-	Looks        Looks       `json:"looks"`
-	Order        string      `json:"order,omitempty"`
-	Seed         uint64      `json:"seed,omitempty"`
-	Options      Options     `json:"options"`
-	BaseProfiles [][]Profile `json:"base_profiles"`
-	HeadProfiles [][]Profile `json:"head_profiles"`
+	BaseRev      string               `json:"base_rev"`
+	HeadRev      string               `json:"head_rev"`
+	BaseArgs     []string             `json:"base_args,omitempty"`
+	HeadArgs     []string             `json:"head_args,omitempty"`
+	Base         []analysis.Run       `json:"base"`
+	Head         []analysis.Run       `json:"head"`
+	BaseEnv      analysis.Env         `json:"base_env,omitempty"`
+	HeadEnv      analysis.Env         `json:"head_env,omitempty"`
+	Looks        stats.Looks          `json:"looks"`
+	Order        string               `json:"order,omitempty"`
+	Seed         uint64               `json:"seed,omitempty"`
+	Options      analysis.Options     `json:"options"`
+	BaseProfiles [][]analysis.Profile `json:"base_profiles"`
+	HeadProfiles [][]analysis.Profile `json:"head_profiles"`
 }
 
 // loadScenario reads testdata/scenarios/NAME.json.gz and compares it.
-func loadScenario(t *testing.T, name string) *Report {
+func loadScenario(t *testing.T, name string) *analysis.Report {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "scenarios", name+".json.gz"))
 	if err != nil {
@@ -66,18 +70,18 @@ func loadScenario(t *testing.T, name string) *Report {
 			s.Head[i].Profiles = s.HeadProfiles[i]
 		}
 	}
-	return Compare(Input{BaseRev: s.BaseRev, HeadRev: s.HeadRev, BaseArgs: s.BaseArgs, HeadArgs: s.HeadArgs,
+	return analysis.Compare(analysis.Input{BaseRev: s.BaseRev, HeadRev: s.HeadRev, BaseArgs: s.BaseArgs, HeadArgs: s.HeadArgs,
 		Base: s.Base, Head: s.Head, BaseEnv: s.BaseEnv, HeadEnv: s.HeadEnv, Looks: s.Looks, Order: s.Order, Seed: s.Seed}, s.Options)
 }
 
 // checkScenario renders r in every format against the golden files
 // testdata/scenarios/NAME.{txt,verbose.txt,md,json}, and returns the
 // brief text.
-func checkScenario(t *testing.T, name string, r *Report) string {
+func checkScenario(t *testing.T, name string, r *analysis.Report) string {
 	t.Helper()
 	var brief, verbose, md, js bytes.Buffer
 	for _, err := range []error{
-		RenderTextBrief(&brief, r), RenderText(&verbose, r), RenderMarkdown(&md, r, RenderContext{}), RenderJSON(&js, r),
+		render.RenderTextBrief(&brief, r), render.RenderText(&verbose, r), render.RenderMarkdown(&md, r, render.RenderContext{}), render.RenderJSON(&js, r),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -94,13 +98,13 @@ func checkScenario(t *testing.T, name string, r *Report) string {
 	return brief.String()
 }
 
-func shareOfPhase(a Attribution, phase string) (PhaseShare, bool) {
+func shareOfPhase(a analysis.Attribution, phase string) (analysis.PhaseShare, bool) {
 	for _, p := range a.Phases {
 		if p.Phase == phase {
 			return p, true
 		}
 	}
-	return PhaseShare{}, false
+	return analysis.PhaseShare{}, false
 }
 
 // A 5% plant in msm_h's device accumulation at 2^20 on an H200: msm_h
@@ -113,15 +117,15 @@ func TestScenarioGPUPlantOffTheCriticalPath(t *testing.T) {
 	t.Parallel()
 	r := loadScenario(t, "gpu-offpath")
 	brief := checkScenario(t, "gpu-offpath", r)
-	msmH := find(r, "msm_h")
-	if r.Verdict != VerdictInconclusive || msmH.Verdict != VerdictRegression || msmH.Change() < 4 || msmH.Change() > 8 {
+	msmH := analysis.Find(r, "msm_h")
+	if r.Verdict != analysis.VerdictInconclusive || msmH.Verdict != analysis.VerdictRegression || msmH.Change() < 4 || msmH.Change() > 8 {
 		t.Errorf("verdict %s, msm_h %s %+.1f%%; want total's (not settled) and the planted +5%% msm_h regression", r.Verdict, msmH.Verdict, msmH.Change())
 	}
 	if r.Fails() {
 		t.Errorf("fails a check by default: msm_h is not the headline")
 	}
 	anyPhase := *r
-	anyPhase.Options.FailOn = FailOnAnyPhase
+	anyPhase.Options.FailOn = analysis.FailOnAnyPhase
 	if !anyPhase.Fails() {
 		t.Errorf("with fail_on: any-phase, msm_h's regression does not fail the check")
 	}
@@ -157,8 +161,8 @@ func TestScenarioGPUPlantOnTheCriticalPath(t *testing.T) {
 	t.Parallel()
 	r := loadScenario(t, "gpu-onpath")
 	brief := checkScenario(t, "gpu-onpath", r)
-	if find(r, "msm_h").Verdict != VerdictRegression {
-		t.Errorf("msm_h %s, want the planted regression", find(r, "msm_h").Verdict)
+	if analysis.Find(r, "msm_h").Verdict != analysis.VerdictRegression {
+		t.Errorf("msm_h %s, want the planted regression", analysis.Find(r, "msm_h").Verdict)
 	}
 	a := r.Attribution[0]
 	o := a.Overlaps[0]
@@ -173,7 +177,7 @@ func TestScenarioGPUPlantOnTheCriticalPath(t *testing.T) {
 		t.Errorf("total %s: at 11 runs its change should not be significant here", a.Verdict)
 	}
 	for _, q := range a.Phases {
-		if finite(q.SharePct) {
+		if stats.Finite(q.SharePct) {
 			t.Errorf("%s has a share %.1f%% of a total that did not change", q.Phase, q.SharePct)
 		}
 	}
@@ -192,7 +196,7 @@ func TestScenarioREADMEMainJob(t *testing.T) {
 	for _, a := range r.Attribution {
 		if !a.Changed() {
 			for _, p := range a.Phases {
-				if finite(p.SharePct) {
+				if stats.Finite(p.SharePct) {
 					t.Errorf("%s has a share of a total that did not change", p.Phase)
 				}
 			}
@@ -204,13 +208,13 @@ func TestScenarioREADMEMainJob(t *testing.T) {
 // and the report says so without an improvement or a share.
 func TestScenarioAA(t *testing.T) {
 	t.Parallel()
-	g := newSynth(3401, 0.01)
-	r := Compare(Input{Base: g.runs(baseRev, 30, nil), Head: g.runs(baseRev, 30, nil)}, DefaultOptions())
+	g := analysis.NewSynth(3401, 0.01)
+	r := analysis.Compare(analysis.Input{Base: g.Runs(analysis.BaseRev, 30, nil), Head: g.Runs(analysis.BaseRev, 30, nil)}, analysis.DefaultOptions())
 	brief := checkScenario(t, "aa", r)
-	if r.Verdict == VerdictRegression || r.Verdict == VerdictImprovement {
+	if r.Verdict == analysis.VerdictRegression || r.Verdict == analysis.VerdictImprovement {
 		t.Errorf("A/A verdict %s", r.Verdict)
 	}
-	if !strings.Contains(brief, "an A/A comparison") && !hasWarning(r, "A/A comparison") {
+	if !strings.Contains(brief, "an A/A comparison") && !analysis.HasWarning(r, "A/A comparison") {
 		t.Errorf("the A/A comparison is not named one:\n%s", brief)
 	}
 }
@@ -219,11 +223,11 @@ func TestScenarioAA(t *testing.T) {
 // base and mostly 3 in head, and a constant 2 migrations on both sides.
 func TestScenarioCountsThatChange(t *testing.T) {
 	t.Parallel()
-	g := newSynth(3402, 0.005)
-	base, head := g.runs(baseRev, 20, nil), g.runs(headRev, 20, nil)
-	count := func(runs []Run, unit string, v func(i int) float64) {
+	g := analysis.NewSynth(3402, 0.005)
+	base, head := g.Runs(analysis.BaseRev, 20, nil), g.Runs(analysis.HeadRev, 20, nil)
+	count := func(runs []analysis.Run, unit string, v func(i int) float64) {
 		for i := range runs {
-			runs[i].Samples = append(runs[i].Samples, Sample{Key{proveBench, "synthesis", unit}, v(i)})
+			runs[i].Samples = append(runs[i].Samples, analysis.Sample{analysis.Key{analysis.ProveBench, "synthesis", unit}, v(i)})
 		}
 	}
 	count(base, "allocs/op", func(int) float64 { return 4 })
@@ -232,16 +236,16 @@ func TestScenarioCountsThatChange(t *testing.T) {
 	count(head, "page-faults/op", func(i int) float64 { return float64(3 + i%3/2) })
 	count(base, "cpu-migrations/op", func(int) float64 { return 2 })
 	count(head, "cpu-migrations/op", func(int) float64 { return 2 })
-	r := Compare(Input{Base: base, Head: head}, DefaultOptions())
+	r := analysis.Compare(analysis.Input{Base: base, Head: head}, analysis.DefaultOptions())
 	checkScenario(t, "counts", r)
-	allocs, faults, migr := findUnit(r, "synthesis", "allocs/op"), findUnit(r, "synthesis", "page-faults/op"), findUnit(r, "synthesis", "cpu-migrations/op")
-	if allocs.Verdict != VerdictRegression || allocs.Change() != 75 || !allocs.Exact() || formatChange(*allocs) != "+75.0%" {
-		t.Errorf("allocs 4 → 7: %s %q, want a regression of exactly +75.0%%", allocs.Verdict, formatChange(*allocs))
+	allocs, faults, migr := analysis.FindUnit(r, "synthesis", "allocs/op"), analysis.FindUnit(r, "synthesis", "page-faults/op"), analysis.FindUnit(r, "synthesis", "cpu-migrations/op")
+	if allocs.Verdict != analysis.VerdictRegression || allocs.Change() != 75 || !allocs.Exact() || analysis.FormatChange(*allocs) != "+75.0%" {
+		t.Errorf("allocs 4 → 7: %s %q, want a regression of exactly +75.0%%", allocs.Verdict, analysis.FormatChange(*allocs))
 	}
-	if faults.Verdict != VerdictRegression || !math.IsNaN(faults.Change()) || faults.Shift != 3 || !strings.HasPrefix(formatChange(*faults), "+3") {
-		t.Errorf("page faults 0 → 3: %s %q (shift %v), want a regression of +3 in the unit", faults.Verdict, formatChange(*faults), faults.Shift)
+	if faults.Verdict != analysis.VerdictRegression || !math.IsNaN(faults.Change()) || faults.Shift != 3 || !strings.HasPrefix(analysis.FormatChange(*faults), "+3") {
+		t.Errorf("page faults 0 → 3: %s %q (shift %v), want a regression of +3 in the unit", faults.Verdict, analysis.FormatChange(*faults), faults.Shift)
 	}
-	if migr.Verdict != VerdictNoChange || formatChange(*migr) != "0.0%" {
-		t.Errorf("2 → 2 migrations: %s %q, want no change without an interval", migr.Verdict, formatChange(*migr))
+	if migr.Verdict != analysis.VerdictNoChange || analysis.FormatChange(*migr) != "0.0%" {
+		t.Errorf("2 → 2 migrations: %s %q, want no change without an interval", migr.Verdict, analysis.FormatChange(*migr))
 	}
 }

@@ -1,13 +1,14 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file checks the sequential comparison by simulation: thousands of
@@ -46,7 +47,7 @@ var simWorlds = []simWorld{
 		name:    "lognormal",
 		machine: func(rng *rand.Rand, _ int) float64 { return math.Exp(0.02 * rng.NormFloat64()) },
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
+			return ProvePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
 		},
 	},
 	{
@@ -61,7 +62,7 @@ var simWorlds = []simWorld{
 			return 1
 		},
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * (1 + simNoise[p]*studentT3(rng)/math.Sqrt(3))
+			return ProvePhases[p].sec * m * (1 + simNoise[p]*studentT3(rng)/math.Sqrt(3))
 		},
 	},
 	{
@@ -73,7 +74,7 @@ var simWorlds = []simWorld{
 			return (1 + 0.001*float64(run)) * (1 + 0.02*math.Sin(2*math.Pi*float64(run)/7)) * math.Exp(0.01*rng.NormFloat64())
 		},
 		draw: func(rng *rand.Rand, p int, m float64, _ int) float64 {
-			return provePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
+			return ProvePhases[p].sec * m * math.Exp(simNoise[p]*rng.NormFloat64())
 		},
 	},
 }
@@ -102,14 +103,14 @@ type simOutcome struct {
 
 // simulate runs one comparison in world w with head's phase planted
 // slowed by shift (a factor, 1 for none), judged with opts.
-func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, opts Options) simOutcome {
+func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d stats.Design, opts Options) simOutcome {
 	var base, head []Run
 	run := 0
 	oneRun := func(rev string, factor float64) Run {
 		m := w.machine(rng, run)
 		r := Run{Revision: rev, Status: StatusOK}
 		total := proveOverhead
-		for p := range provePhases {
+		for p := range ProvePhases {
 			v := w.draw(rng, p, m, run)
 			if p == planted {
 				v *= factor
@@ -117,9 +118,9 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 			if p != 7 { // msm_h/step=sort is inside msm_h
 				total += v
 			}
-			r.Samples = append(r.Samples, Sample{Key{proveBench, provePhases[p].name, "sec/op"}, v})
+			r.Samples = append(r.Samples, Sample{Key{ProveBench, ProvePhases[p].name, "sec/op"}, v})
 		}
-		r.Samples = append(r.Samples, Sample{Key{proveBench, "total", "sec/op"}, total})
+		r.Samples = append(r.Samples, Sample{Key{ProveBench, "total", "sec/op"}, total})
 		run++
 		return r
 	}
@@ -129,11 +130,11 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 			round++
 			// A random order within the round, as order: random.
 			if rng.IntN(2) == 0 {
-				base = append(base, oneRun(baseRev, 1))
-				head = append(head, oneRun(headRev, shift))
+				base = append(base, oneRun(BaseRev, 1))
+				head = append(head, oneRun(HeadRev, shift))
 			} else {
-				head = append(head, oneRun(headRev, shift))
-				base = append(base, oneRun(baseRev, 1))
+				head = append(head, oneRun(HeadRev, shift))
+				base = append(base, oneRun(BaseRev, 1))
 			}
 			base[len(base)-1].Round, head[len(head)-1].Round = round, round
 		}
@@ -141,11 +142,11 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 	}
 	var rep *Report
 	looks, _ := d.Run(measure, func(looks []int) (bool, error) {
-		rep = Compare(Input{BaseRev: baseRev, HeadRev: headRev, Base: base, Head: head, Looks: Looks{Runs: looks, Max: d.Max}}, opts)
+		rep = Compare(Input{BaseRev: BaseRev, HeadRev: HeadRev, Base: base, Head: head, Looks: stats.Looks{Runs: looks, Max: d.Max}}, opts)
 		return !rep.NeedMoreRuns(), nil
 	})
 	out := simOutcome{verdict: rep.Verdict, anyChange: anyPrimaryChange(rep), rounds: looks[len(looks)-1]}
-	if row := find(rep, provePhases[planted].name); row != nil {
+	if row := Find(rep, ProvePhases[planted].name); row != nil {
 		out.msmH = *row
 	}
 	return out
@@ -153,7 +154,7 @@ func simulate(rng *rand.Rand, w simWorld, planted int, shift float64, d Design, 
 
 // simulateMany runs n comparisons on both CPUs and returns their
 // outcomes in a fixed order (each comparison has its own seeded source).
-func simulateMany(seed uint64, n int, w simWorld, planted int, shift float64, d Design, opts Options) []simOutcome {
+func simulateMany(seed uint64, n int, w simWorld, planted int, shift float64, d stats.Design, opts Options) []simOutcome {
 	out := make([]simOutcome, n)
 	var wg sync.WaitGroup
 	workers := 4
@@ -169,54 +170,6 @@ func simulateMany(seed uint64, n int, w simWorld, planted int, shift float64, d 
 	}
 	wg.Wait()
 	return out
-}
-
-// clopperPearson returns the exact two-sided binomial interval of k
-// successes in n trials at the given confidence.
-func clopperPearson(k, n int, confidence float64) (lo, hi float64) {
-	a := (1 - confidence) / 2
-	// Bisection on the binomial tail, which is monotone in p.
-	tail := func(p float64, atLeast int) float64 { // P(X ≥ atLeast)
-		sum := 0.0
-		for x := atLeast; x <= n; x++ {
-			lg, _ := math.Lgamma(float64(n + 1))
-			l1, _ := math.Lgamma(float64(x + 1))
-			l2, _ := math.Lgamma(float64(n - x + 1))
-			sum += math.Exp(lg - l1 - l2 + float64(x)*math.Log(p) + float64(n-x)*math.Log1p(-p))
-		}
-		return sum
-	}
-	solve := func(f func(p float64) bool) float64 {
-		l, h := 0.0, 1.0
-		for range 60 {
-			m := (l + h) / 2
-			if f(m) {
-				h = m
-			} else {
-				l = m
-			}
-		}
-		return (l + h) / 2
-	}
-	if k > 0 {
-		lo = solve(func(p float64) bool { return tail(p, k) >= a })
-	}
-	hi = 1
-	if k < n {
-		hi = solve(func(p float64) bool { return 1-tail(p, k+1) <= a })
-	}
-	return lo, hi
-}
-
-func TestClopperPearson(t *testing.T) {
-	// 0 of 120: the upper bound is 1 − 0.025^(1/120) ≈ 0.0303.
-	if _, hi := clopperPearson(0, 120, 0.95); math.Abs(hi-0.0303) > 0.0002 {
-		t.Errorf("0 of 120: upper bound %.4f, want 0.0303", hi)
-	}
-	// 5 of 100: [0.0164, 0.1128].
-	if lo, hi := clopperPearson(5, 100, 0.95); math.Abs(lo-0.0164) > 0.0003 || math.Abs(hi-0.1128) > 0.0003 {
-		t.Errorf("5 of 100: [%.4f, %.4f], want [0.0164, 0.1128]", lo, hi)
-	}
 }
 
 // simTally counts what a batch of simulated comparisons ended in.
@@ -297,7 +250,7 @@ func checkAAFalseAlarmRate(t *testing.T, paired bool, per int, seed uint64) {
 	if paired {
 		label = "paired"
 	}
-	d := NewDesign(10, simShippedCap)
+	d := stats.NewDesign(10, simShippedCap)
 	opts := DefaultOptions()
 	opts.Alpha, opts.Paired = simShippedAlpha, paired
 	total, alarms := 0, 0
@@ -307,7 +260,7 @@ func checkAAFalseAlarmRate(t *testing.T, paired bool, per int, seed uint64) {
 			t.Fatalf("%s: rows paired %v, want %v", w.name, out[0].msmH.Paired, paired)
 		}
 		tl := tallyOutcomes(out)
-		lo, hi := clopperPearson(tl.alarms, len(out), 0.95)
+		lo, hi := stats.ClopperPearson(tl.alarms, len(out), 0.95)
 		t.Logf("%s (%s): %d of %d A/A comparisons raised a false alarm (%.2f%%, 95%% CI %.2f–%.2f%%); median rounds %d",
 			w.name, label, tl.alarms, len(out), 100*float64(tl.alarms)/float64(len(out)), 100*lo, 100*hi, tl.rounds[len(tl.rounds)/2])
 		total += len(out)
@@ -315,7 +268,7 @@ func checkAAFalseAlarmRate(t *testing.T, paired bool, per int, seed uint64) {
 	}
 	n, a := float64(total), opts.Alpha
 	limit := n*a + 2.4*math.Sqrt(n*a*(1-a))
-	lo, hi := clopperPearson(alarms, total, 0.95)
+	lo, hi := stats.ClopperPearson(alarms, total, 0.95)
 	t.Logf("all worlds (%s): %d of %d (%.2f%%, 95%% CI %.2f–%.2f%%) at α = %v, cap %d; the most a rate of α allows here: %.1f",
 		label, alarms, total, 100*float64(alarms)/n, 100*lo, 100*hi, a, simShippedCap, limit)
 	if float64(alarms) > limit {
@@ -332,7 +285,7 @@ func TestEveryLookAtAlphaWouldInflateFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the control simulation takes seconds")
 	}
-	d := NewDesign(10, 30)
+	d := stats.NewDesign(10, 30)
 	w := simWorlds[0]
 	naive := 0
 	const n = 600
@@ -342,8 +295,8 @@ func TestEveryLookAtAlphaWouldInflateFalseAlarms(t *testing.T) {
 		g := &synth{rng: rng, noise: 0.04}
 		alarm := false
 		_, _ = d.Run(func(k int) error {
-			base = append(base, g.runs(baseRev, k, nil)...)
-			head = append(head, g.runs(headRev, k, nil)...)
+			base = append(base, g.Runs(BaseRev, k, nil)...)
+			head = append(head, g.Runs(HeadRev, k, nil)...)
 			return nil
 		}, func(looks []int) (bool, error) {
 			rep := Compare(Input{Base: base, Head: head}, DefaultOptions()) // one look, at α
@@ -371,7 +324,7 @@ func TestEveryLookAtAlphaWouldInflateFalseAlarms(t *testing.T) {
 // covers that and the sampling of 600 comparisons. The floor is set low
 // so that the MDE is the noise's alone.
 func TestSequentialPowerMatchesMDE(t *testing.T) {
-	d := NewDesign(10, 30)
+	d := stats.NewDesign(10, 30)
 	opts := DefaultOptions()
 	opts.MinChangePct = 0.01
 	const planted = 6 // msm_h
@@ -379,7 +332,7 @@ func TestSequentialPowerMatchesMDE(t *testing.T) {
 		aa := simulateMany(uint64(200+wi), 300, w, planted, 1, d, opts)
 		var mdes []float64
 		for _, o := range aa {
-			if o.rounds == d.Max && finite(o.msmH.MDEPct) {
+			if o.rounds == d.Max && stats.Finite(o.msmH.MDEPct) {
 				mdes = append(mdes, o.msmH.MDEPct)
 			}
 		}
@@ -398,12 +351,6 @@ func TestSequentialPowerMatchesMDE(t *testing.T) {
 			t.Errorf("%s: planted the MDE %.2f%%, power %.3f (want about 0.5: 0.40 to 0.62) and %d wrong-direction verdicts", w.name, mde, power, wrong)
 		}
 	}
-}
-
-func ExampleNewDesign() {
-	d := NewDesign(10, 30)
-	fmt.Println(d.Planned())
-	// Output: [10 15 20 25 30]
 }
 
 // anyPrimaryChange reports whether any primary series of rep, headline or

@@ -3,6 +3,8 @@ package analysis
 import (
 	"os"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // TestSequentialTradeoff is a measurement, not a check: it prints, for the
@@ -22,7 +24,7 @@ func TestSequentialTradeoff(t *testing.T) {
 		alpha float64
 		max   int
 	}{{0.05, 30}, {0.025, 30}, {0.01, 30}, {0.05, 60}, {0.025, 60}, {0.01, 60}} {
-		d := NewDesign(10, c.max)
+		d := stats.NewDesign(10, c.max)
 		opts := DefaultOptions()
 		opts.Alpha = c.alpha
 		for wi, w := range simWorlds[:2] {
@@ -32,7 +34,7 @@ func TestSequentialTradeoff(t *testing.T) {
 			for _, r := range tl.rounds {
 				rounds += r
 			}
-			lo, hi := clopperPearson(alarms, n, 0.95)
+			lo, hi := stats.ClopperPearson(alarms, n, 0.95)
 			t.Logf("α %.3f cap %d %-12s A/A %3d of %d (%.1f%%, 95%% CI %.1f–%.1f%%); +5%% msm_h found %3d of %d (%.1f%%), wrong %d, mean rounds %.1f",
 				c.alpha, c.max, w.name, alarms, n, 100*float64(alarms)/n, 100*lo, 100*hi, found, n, 100*float64(found)/n, wrong, float64(rounds)/n)
 		}

@@ -6,6 +6,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // This file compares the simulated instruction counts of runs under
@@ -86,7 +89,7 @@ func (c *comparer) collectSimulated(s *side, run Run) {
 	values := make(map[Key][]float64)
 	var keys []Key
 	for _, smp := range run.Samples {
-		if !finite(smp.Value) {
+		if !stats.Finite(smp.Value) {
 			s.nonFinite++
 			continue
 		}
@@ -102,7 +105,7 @@ func (c *comparer) collectSimulated(s *side, run Run) {
 	for _, k := range keys {
 		vs := values[k]
 		slices.Sort(vs)
-		s.sim[k] = append(s.sim[k], median(vs))
+		s.sim[k] = append(s.sim[k], stats.Median(vs))
 	}
 }
 
@@ -126,7 +129,7 @@ func (c *comparer) simRows(base, head *side) []Row {
 func simRow(k Key, bv, hv []float64) Row {
 	summary := func(v []float64) Summary {
 		v = slices.Sorted(slices.Values(v))
-		return Summary{Median: median(v), Lo: v[0], Hi: v[len(v)-1], N: len(v)}
+		return Summary{Median: stats.Median(v), Lo: v[0], Hi: v[len(v)-1], N: len(v)}
 	}
 	row := Row{
 		Key:        k,
@@ -170,9 +173,9 @@ func (c *comparer) simulations(base, head *side) []Simulation {
 		}
 		timed := Key{Benchmark: k.Benchmark, Unit: "wall-sec/run"}
 		sideOf := func(s *side) SimulationSide {
-			ss := SimulationSide{Runs: len(s.sim[k]), Wall: medianOf(s.sim[k]), TimedWall: medianOf(s.series[timed])}
+			ss := SimulationSide{Runs: len(s.sim[k]), Wall: stats.MedianOf(s.sim[k]), TimedWall: stats.MedianOf(s.series[timed])}
 			ss.Slowdown = ss.Wall / ss.TimedWall
-			if !finite(ss.Slowdown) {
+			if !stats.Finite(ss.Slowdown) {
 				ss.Slowdown = math.NaN()
 			}
 			return ss
@@ -189,7 +192,7 @@ func (c *comparer) warnSimulated(base, head *side) {
 		if n := s.simRuns - s.simOK; n > 0 {
 			why := s.simFailures[0]
 			c.warnf("%d of %s's %s failed (%s: %s): simulated counts are compared only where both sides have them",
-				n, s.name, plural(s.simRuns, "callgrind run"), why.Status, firstLine(why.Detail))
+				n, s.name, fmtx.Plural(s.simRuns, "callgrind run"), why.Status, firstLine(why.Detail))
 		}
 	}
 	switch {
@@ -205,12 +208,12 @@ func (c *comparer) warnSimulated(base, head *side) {
 		}
 		perSpan := slices.ContainsFunc(c.simKeys, func(o Key) bool { return o.Unit == SimInstructionsUnit })
 		if !perSpan {
-			whole = append(whole, strings.TrimPrefix(k.Benchmark, processBenchmark+"/benchmark="))
+			whole = append(whole, strings.TrimPrefix(k.Benchmark, ProcessBenchmark+"/benchmark="))
 		}
 	}
 	if len(whole) > 0 {
 		c.warnf("callgrind counted only the whole process of %s: the program marks no spans (perfbotSpanBegin and perfbotSpanEnd around each span it prints a line for; see runner/execute.RunCallgrind)",
-			list(whole, listLimit))
+			fmtx.List(whole, listLimit))
 	}
 }
 
@@ -245,18 +248,10 @@ func (s *SimulationSide) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// formatSlowdown formats a slowdown factor: "23.4×", or "?" when unknown.
-func formatSlowdown(x float64) string {
-	if !finite(x) {
-		return "?"
-	}
-	return fmt.Sprintf("%.1f×", x)
-}
-
 // formatExactPct formats an exact change in percent, to two decimals.
 func formatExactPct(x float64) string {
 	switch {
-	case !finite(x):
+	case !stats.Finite(x):
 		return "n/a"
 	case x == 0:
 		return "0.00%"

@@ -11,14 +11,14 @@ import (
 // overhead.
 
 const (
-	proveBench = "Prove/circuit=sha256/constraints=65536/backend=cpu"
-	baseRev    = "1111111111111111111111111111111111111111"
-	headRev    = "2222222222222222222222222222222222222222"
+	ProveBench = "Prove/circuit=sha256/constraints=65536/backend=cpu"
+	BaseRev    = "1111111111111111111111111111111111111111"
+	HeadRev    = "2222222222222222222222222222222222222222"
 )
 
-// provePhases are the phases the prover prints, in its order, with their
+// ProvePhases are the phases the prover prints, in its order, with their
 // nominal seconds. The sort step is inside msm_h.
-var provePhases = []struct {
+var ProvePhases = []struct {
 	name string
 	sec  float64
 }{
@@ -41,29 +41,29 @@ type synth struct {
 	rng *rand.Rand
 	// noise is the relative standard deviation of every value.
 	noise float64
-	// uniform draws noise uniformly in ±noise·√3 (the same standard
+	// Uniform draws noise uniformly in ±noise·√3 (the same standard
 	// deviation) instead of normally; the golden tests use it because
 	// its arithmetic is simpler to keep stable.
-	uniform bool
-	// instructions adds an instructions/op counter to synthesis and
+	Uniform bool
+	// Instructions adds an instructions/op counter to synthesis and
 	// msm_h.
-	instructions bool
+	Instructions bool
 }
 
-func newSynth(seed uint64, noise float64) *synth {
+func NewSynth(seed uint64, noise float64) *synth {
 	return &synth{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), noise: noise}
 }
 
 func (g *synth) jitter() float64 {
-	if g.uniform {
+	if g.Uniform {
 		return 1 + g.noise*1.7320508075688772*(2*g.rng.Float64()-1)
 	}
 	return 1 + g.noise*g.rng.NormFloat64()
 }
 
-// runs returns n ok runs of rev; factor multiplies the phases it names
+// Runs returns n ok runs of rev; factor multiplies the phases it names
 // (total follows from the phases).
-func (g *synth) runs(rev string, n int, factor map[string]float64) []Run {
+func (g *synth) Runs(rev string, n int, factor map[string]float64) []Run {
 	runs := make([]Run, n)
 	for i := range runs {
 		runs[i] = g.run(rev, factor)
@@ -74,7 +74,7 @@ func (g *synth) runs(rev string, n int, factor map[string]float64) []Run {
 func (g *synth) run(rev string, factor map[string]float64) Run {
 	run := Run{Revision: rev, Status: StatusOK}
 	total := proveOverhead
-	for _, p := range provePhases {
+	for _, p := range ProvePhases {
 		f := factor[p.name]
 		if f == 0 {
 			f = 1
@@ -83,13 +83,13 @@ func (g *synth) run(rev string, factor map[string]float64) Run {
 		if !strings.Contains(p.name, "/") {
 			total += v
 		}
-		run.Samples = append(run.Samples, Sample{Key{proveBench, p.name, "sec/op"}, v})
-		if g.instructions && (p.name == "synthesis" || p.name == "msm_h") {
+		run.Samples = append(run.Samples, Sample{Key{ProveBench, p.name, "sec/op"}, v})
+		if g.Instructions && (p.name == "synthesis" || p.name == "msm_h") {
 			ins := p.sec * 4e9 * f * g.jitter()
-			run.Samples = append(run.Samples, Sample{Key{proveBench, p.name, "instructions/op"}, ins})
+			run.Samples = append(run.Samples, Sample{Key{ProveBench, p.name, "instructions/op"}, ins})
 		}
 	}
-	run.Samples = append(run.Samples, Sample{Key{proveBench, "total", "sec/op"}, total})
+	run.Samples = append(run.Samples, Sample{Key{ProveBench, "total", "sec/op"}, total})
 	return run
 }
 
@@ -102,12 +102,12 @@ func failed(rev string, n int, status Status, detail string) []Run {
 	return runs
 }
 
-// find returns the row of a phase in sec/op, or nil.
-func find(r *Report, phase string) *Row {
-	return findUnit(r, phase, "sec/op")
+// Find returns the row of a phase in sec/op, or nil.
+func Find(r *Report, phase string) *Row {
+	return FindUnit(r, phase, "sec/op")
 }
 
-func findUnit(r *Report, phase, unit string) *Row {
+func FindUnit(r *Report, phase, unit string) *Row {
 	for i := range r.Phases {
 		if r.Phases[i].Phase == phase && r.Phases[i].Unit == unit {
 			return &r.Phases[i]
@@ -116,8 +116,8 @@ func findUnit(r *Report, phase, unit string) *Row {
 	return nil
 }
 
-// hasWarning reports whether some warning contains every one of parts.
-func hasWarning(r *Report, parts ...string) bool {
+// HasWarning reports whether some warning contains every one of parts.
+func HasWarning(r *Report, parts ...string) bool {
 	for _, w := range r.Warnings {
 		all := true
 		for _, p := range parts {

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/perf/benchmath"
-
 	"github.com/perfbot/perfbot/analysis/changepoint"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchunit"
 )
 
 // This file turns the stored baseline runs of one series into its history:
@@ -239,7 +241,7 @@ func NewTrend(in TrendInput, opts TrendOptions) (*Trend, error) {
 		commits, t.LeftOut = orderByHistory(commits, in.History)
 		if len(commits) == 0 {
 			return nil, fmt.Errorf("trend of %s: %w: none of the %d commits with runs of %s is on the first-parent history of %s",
-				in.Key, ErrNotOnHistory, len(t.LeftOut), machine, shortRev(t.Head))
+				in.Key, ErrNotOnHistory, len(t.LeftOut), machine, fmtx.ShortRev(t.Head))
 		}
 	}
 
@@ -253,7 +255,7 @@ func NewTrend(in TrendInput, opts TrendOptions) (*Trend, error) {
 			Runs: sum.N, Median: sum.Median, Lo: sum.Lo, Hi: sum.Hi,
 		})
 		series[i] = sum.Median
-		if !finite(sum.Lo) || !finite(sum.Hi) {
+		if !stats.Finite(sum.Lo) || !stats.Finite(sum.Hi) {
 			fewRuns++
 		}
 	}
@@ -277,7 +279,7 @@ func NewTrend(in TrendInput, opts TrendOptions) (*Trend, error) {
 		t.Segments = append(t.Segments, TrendSegment{Start: start, End: p.Index, Median: p.Before})
 		start = p.Index
 	}
-	last := medianOf(series[start:])
+	last := stats.MedianOf(series[start:])
 	if n := len(points); n > 0 {
 		last = points[n-1].After
 	}
@@ -372,9 +374,9 @@ func pickMachine(want string, machines []TrendMachine) (string, error) {
 func machineList(ms []TrendMachine) string {
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = fmt.Sprintf("%q (%s)", m.Machine, plural(m.Runs, "run"))
+		parts[i] = fmt.Sprintf("%q (%s)", m.Machine, fmtx.Plural(m.Runs, "run"))
 	}
-	return list(parts, 10)
+	return fmtx.List(parts, 10)
 }
 
 // commitRuns are one commit's values on the charted machine.
@@ -444,11 +446,11 @@ func (t *Trend) notes(fewRuns int) []string {
 		if n := len(t.LeftOut); n > 0 {
 			short := make([]string, n)
 			for i, sha := range t.LeftOut {
-				short[i] = shortRev(sha)
+				short[i] = fmtx.ShortRev(sha)
 			}
 			notes = append(notes, fmt.Sprintf("%s with runs %s not on the first-parent history of %s and %s left out: %s "+
 				"(commits of other branches, merged ones, or ones the clone has not fetched).",
-				plural(n, "commit"), isAre(n), shortRev(t.Head), isAre(n), list(short, 10)))
+				fmtx.Plural(n, "commit"), isAre(n), fmtx.ShortRev(t.Head), isAre(n), fmtx.List(short, 10)))
 		}
 	}
 	if len(t.Machines) > 1 {
@@ -464,7 +466,7 @@ func (t *Trend) notes(fewRuns int) []string {
 	if fewRuns > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %s %s too few runs for a %s interval of the median (at least %d are needed): "+
 			"shown as ±∞, null in JSON.",
-			fewRuns, plural(len(t.Commits), "commit"), haveHas(fewRuns), formatLevel(t.Confidence), minRunsForInterval(t.Confidence)))
+			fewRuns, fmtx.Plural(len(t.Commits), "commit"), haveHas(fewRuns), FormatLevel(t.Confidence), minRunsForInterval(t.Confidence)))
 	}
 	if need := 2 * t.Detector.MinSegment; len(t.Commits) < need {
 		notes = append(notes, fmt.Sprintf("Change points need at least %d commits (twice the minimum segment of %d); this trend has %d.",
@@ -553,4 +555,36 @@ func (c *TrendChange) UnmarshalJSON(b []byte) error {
 	}
 	c.ChangePct = orElse(v.ChangePct, math.Inf(1))
 	return nil
+}
+
+func (c TrendCommit) Summary() Summary {
+	return Summary{Median: c.Median, Lo: c.Lo, Hi: c.Hi, N: c.Runs}
+}
+
+// Scaler is one scale for every median of t, so that the column reads
+// in one prefix.
+func (t *Trend) Scaler() benchunit.Scaler {
+	vals := make([]float64, len(t.Commits))
+	for i, c := range t.Commits {
+		vals[i] = c.Median
+	}
+	return fmtx.Scaler(t.Unit, vals...)
+}
+
+// AxisScale returns how a chart's value axis shows t's medians: divided
+// by factor, in the unit label, with the prefix the text output uses
+// ("ms/op" for sec/op values in milliseconds, "MiB/op" for B/op, "k
+// instructions/op" for a count in thousands).
+func (t *Trend) AxisScale() (factor float64, label string) {
+	s := t.Scaler()
+	switch {
+	case s.Prefix == "":
+		return s.Factor, t.Unit
+	case fmtx.IsTimeUnit(t.Unit):
+		return s.Factor, s.Prefix + "s" + strings.TrimPrefix(t.Unit, "sec")
+	case benchunit.ClassOf(t.Unit) == benchunit.Binary:
+		return s.Factor, s.Prefix + t.Unit
+	default:
+		return s.Factor, s.Prefix + " " + t.Unit
+	}
 }

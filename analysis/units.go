@@ -46,12 +46,6 @@ func HigherIsBetter(unit string) bool {
 	return false
 }
 
-// isTimeUnit reports whether unit measures time in seconds per something,
-// so that its values print as "812.3ms" rather than "812.3m".
-func isTimeUnit(unit string) bool {
-	return unit == "sec" || strings.HasPrefix(unit, "sec/")
-}
-
 // Units of the samples of a run under valgrind's callgrind (Run.Tool
 // ToolCallgrind). Their values are simulated, not timed: callgrind counts
 // the instructions the program executes, which repeat from run to run

@@ -1,17 +1,20 @@
-package analysis
+package analysis_test
 
 import (
 	"bytes"
 	"html"
 	"strings"
 	"testing"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // mdFormatter formats a view's pieces as the comment does.
-var mdFormatter = Formatter{
-	Strong: func(s string) string { return "**" + mdText(s) + "**" },
-	Code:   mdCode,
-	Text:   mdText,
+var mdFormatter = render.Formatter{
+	Strong: func(s string) string { return "**" + render.MdText(s) + "**" },
+	Code:   render.MdCode,
+	Text:   render.MdText,
 }
 
 // TestViewWordsTheReportAsTheComment checks that a view formatted for
@@ -20,18 +23,18 @@ var mdFormatter = Formatter{
 // sentences and the profile diff's functions, so that the dashboard (which
 // formats the same view for HTML) cannot tell a comparison differently.
 func TestViewWordsTheReportAsTheComment(t *testing.T) {
-	r := goldenReport()
+	r := analysis.GoldenReport()
 	var md bytes.Buffer
-	if err := RenderMarkdown(&md, r, RenderContext{}); err != nil {
+	if err := render.RenderMarkdown(&md, r, render.RenderContext{}); err != nil {
 		t.Fatal(err)
 	}
 	comment := md.String()
-	v := NewView(r, mdFormatter)
+	v := render.NewView(r, mdFormatter)
 
-	if plain := NewView(r, Formatter{}); plain.Headline != Headline(r) {
-		t.Errorf("headline %q; Headline says %q", plain.Headline, Headline(r))
+	if plain := render.NewView(r, render.Formatter{}); plain.Headline != render.Headline(r) {
+		t.Errorf("headline %q; Headline says %q", plain.Headline, render.Headline(r))
 	}
-	if !strings.Contains(comment, strings.TrimPrefix(v.Headline, "Regression. ")) || v.Verdict != VerdictRegression {
+	if !strings.Contains(comment, strings.TrimPrefix(v.Headline, "Regression. ")) || v.Verdict != analysis.VerdictRegression {
 		t.Errorf("the comment lacks the view's headline %q (verdict %s)", v.Headline, v.Verdict)
 	}
 	if v.AA {
@@ -46,13 +49,13 @@ func TestViewWordsTheReportAsTheComment(t *testing.T) {
 			if !strings.Contains(comment, cells) {
 				t.Errorf("the comment lacks the row %q", cells)
 			}
-			if row.Changed != (row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement) {
+			if row.Changed != (row.Verdict == analysis.VerdictRegression || row.Verdict == analysis.VerdictImprovement) {
 				t.Errorf("row %s: changed %v with verdict %s", row.Label, row.Changed, row.Verdict)
 			}
 		}
 	}
 	var lines, functions int
-	for _, tab := range append(append([]ViewTable{}, v.Tables...), v.Others...) {
+	for _, tab := range append(append([]render.ViewTable{}, v.Tables...), v.Others...) {
 		for _, e := range tab.Explanations {
 			lines++
 			if !strings.Contains(comment, e.Line) {
@@ -101,22 +104,22 @@ func TestViewWordsTheReportAsTheComment(t *testing.T) {
 // report reaches an HTML rendering unescaped: a benchmark and a warning
 // that hold markup come out escaped, and names are formatted as code.
 func TestViewFormatsEveryPieceForItsRendering(t *testing.T) {
-	in := goldenInput()
-	for _, side := range [][]Run{in.Base, in.Head} {
+	in := analysis.GoldenInput()
+	for _, side := range [][]analysis.Run{in.Base, in.Head} {
 		for i := range side {
 			for j := range side[i].Samples {
 				side[i].Samples[j].Key.Benchmark = "Prove/<script>x</script>"
 			}
 		}
 	}
-	r := Compare(in, DefaultOptions())
+	r := analysis.Compare(in, analysis.DefaultOptions())
 	r.Warnings = append(r.Warnings, `a <b>bold</b> & "quoted" caveat`)
-	htmlFmt := Formatter{
+	htmlFmt := render.Formatter{
 		Strong: func(s string) string { return "<b>" + html.EscapeString(s) + "</b>" },
 		Code:   func(s string) string { return "<code>" + html.EscapeString(s) + "</code>" },
 		Text:   html.EscapeString,
 	}
-	v := NewView(r, htmlFmt)
+	v := render.NewView(r, htmlFmt)
 	var all []string
 	all = append(all, v.Headline, v.Method, v.Base, v.Head)
 	all = append(all, v.Warnings...)
@@ -139,7 +142,7 @@ func TestViewFormatsEveryPieceForItsRendering(t *testing.T) {
 		t.Errorf("row label %q is not formatted as code", v.Tables[0].Rows[0].Label)
 	}
 	for _, s := range all {
-		if strings.ContainsAny(s, codeOpen+codeClose+strongOpen+strongClose) {
+		if strings.ContainsAny(s, render.CodeOpen+render.CodeClose+render.StrongOpen+render.StrongClose) {
 			t.Errorf("a marker is left in %q", s)
 		}
 	}
@@ -149,13 +152,13 @@ func TestViewFormatsEveryPieceForItsRendering(t *testing.T) {
 // with itself is marked A/A, and one of two argument sets of a revision
 // is not.
 func TestViewSaysAnAAComparisonIsOne(t *testing.T) {
-	in := goldenInput()
+	in := analysis.GoldenInput()
 	in.HeadRev = in.BaseRev
-	if v := NewView(Compare(in, DefaultOptions()), Formatter{}); !v.AA {
+	if v := render.NewView(analysis.Compare(in, analysis.DefaultOptions()), render.Formatter{}); !v.AA {
 		t.Error("base = head is not marked A/A")
 	}
 	in.HeadArgs = []string{"--threads=2"}
-	if v := NewView(Compare(in, DefaultOptions()), Formatter{}); v.AA {
+	if v := render.NewView(analysis.Compare(in, analysis.DefaultOptions()), render.Formatter{}); v.AA {
 		t.Error("two argument sets of one revision are marked A/A")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -39,26 +41,26 @@ func (c *comparer) warnRuns(r *Report, base, head *side) {
 		case s.runs.Total == 0:
 			c.warnf("%s has no runs: nothing to compare", s.name)
 		case s.runs.OK == 0:
-			c.warnf("every %s run failed (%s): nothing to compare; a failed run is never counted as a regression", s.name, statusCounts(s.runs))
+			c.warnf("every %s run failed (%s): nothing to compare; a failed run is never counted as a regression", s.name, StatusCounts(s.runs))
 		case s.withSamples == 0:
 			c.warnf("none of the %d ok %s %s printed a benchmark result: nothing to compare", s.runs.OK, s.name, pluralWord(s.runs.OK, "run"))
 		case s.runs.FailedRuns() > 0:
 			c.warnf("%d of %s's %s failed (%s): their samples are excluded, and a failed run is never counted as a regression",
-				s.runs.FailedRuns(), s.name, plural(s.runs.Total, "run"), statusCounts(s.runs))
+				s.runs.FailedRuns(), s.name, fmtx.Plural(s.runs.Total, "run"), StatusCounts(s.runs))
 		}
 		if n := s.runs.OK - s.withSamples; n > 0 && s.withSamples > 0 {
 			c.warnf("%d ok %s %s printed no benchmark result", n, s.name, pluralWord(n, "run"))
 		}
 		if s.otherRev > 0 {
-			c.warnf("%d ok %s %s report a revision other than %s: the sides are mixed up", s.otherRev, s.name, pluralWord(s.otherRev, "run"), shortRev(s.rev))
+			c.warnf("%d ok %s %s report a revision other than %s: the sides are mixed up", s.otherRev, s.name, pluralWord(s.otherRev, "run"), fmtx.ShortRev(s.rev))
 		}
 		if s.nonFinite > 0 {
-			c.warnf("%s: dropped %s that were NaN or infinite", s.name, plural(s.nonFinite, "value"))
+			c.warnf("%s: dropped %s that were NaN or infinite", s.name, fmtx.Plural(s.nonFinite, "value"))
 		}
 	}
 	// One revision with two sets of arguments is an A/B comparison.
 	if r.Base != "" && r.Base == r.Head && slices.Equal(r.BaseArgs, r.HeadArgs) {
-		c.warnf("base and head are the same revision %s: an A/A comparison, so any change reported is noise", shortRev(r.Base))
+		c.warnf("base and head are the same revision %s: an A/A comparison, so any change reported is noise", fmtx.ShortRev(r.Base))
 	}
 }
 
@@ -80,12 +82,12 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 		case ReasonRunsFailed:
 			failed = append(failed, fmt.Sprintf("%s (base %d, head %d)", label, row.Base.N, row.Head.N))
 		case ReasonSpread:
-			spread = append(spread, fmt.Sprintf("%s (head's runs spread ×%s as much as base's, %s%s)", label, formatRatio(row.SpreadRatio), formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct)))
+			spread = append(spread, fmt.Sprintf("%s (head's runs spread ×%s as much as base's, %s%s)", label, fmtx.FormatRatio(row.SpreadRatio), fmtx.FormatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct)))
 		case ReasonTooNoisy:
 			if _, blind := c.blind[row.Key]; blind {
 				break // warnBlind says why, and what it takes
 			}
-			noisy = append(noisy, fmt.Sprintf("%s (%s%s vs floor %s)", label, formatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), formatFloor(row.Floor)))
+			noisy = append(noisy, fmt.Sprintf("%s (%s%s vs floor %s)", label, fmtx.FormatPct(row.Change()), formatInterval(row.DeltaLoPct, row.DeltaHiPct), FormatFloor(row.Floor)))
 		}
 		for _, s := range []*side{base, head} {
 			if n, of := len(s.series[row.Key]), s.byCommand[s.command[row.Key]]; n < of {
@@ -99,7 +101,7 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 			}
 		}
 		if row.Floor.Source == FloorFromHistory && row.Floor.Pct >= noisyFloorPct {
-			noisyHist = append(noisyHist, fmt.Sprintf("%s (%s)", label, formatFloor(row.Floor)))
+			noisyHist = append(noisyHist, fmt.Sprintf("%s (%s)", label, FormatFloor(row.Floor)))
 		}
 	}
 	units := strings.Join(c.opts.PrimaryUnits, ", ")
@@ -109,21 +111,21 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 	c.warnBlind(r)
 	if len(fewRuns) > 0 {
 		c.warnf("too few runs: %s; a series needs %d ok runs a side to be tested; add runs",
-			list(fewRuns, listLimit), c.opts.MinRuns)
+			fmtx.List(fewRuns, listLimit), c.opts.MinRuns)
 	}
 	if len(failed) > 0 {
-		c.warnf("runs failed: %s would have had %d ok runs a side but for failed runs", list(failed, listLimit), c.opts.MinRuns)
+		c.warnf("runs failed: %s would have had %d ok runs a side but for failed runs", fmtx.List(failed, listLimit), c.opts.MinRuns)
 	}
 	if len(noisy) > 0 {
 		c.warnf("too noisy: %s; the change's interval, at the level this look needs, reaches beyond the noise floor without a change of floor size at its centre, so the runs neither show a change of floor size nor rule one out; add runs or quiet the machine (perfbot system lists what else runs)",
-			list(noisy, listLimit))
+			fmtx.List(noisy, listLimit))
 	}
 	if len(spread) > 0 {
 		c.warnf("spread changed: %s; the centre did not settle because head's runs vary differently from base's on the same machine (Mann-Whitney on each run's distance from its side's median), which is the change's doing, not the machine's: look at what the change does on some runs only",
-			list(spread, listLimit))
+			fmtx.List(spread, listLimit))
 	}
 	if len(partial) > 0 {
-		c.warnf("measured by only some ok runs: %s", list(partial, listLimit))
+		c.warnf("measured by only some ok runs: %s", fmtx.List(partial, listLimit))
 	}
 	c.warnOneSided(r.OnlyBase, "base", "removed")
 	c.warnOneSided(r.OnlyHead, "head", "new")
@@ -132,10 +134,10 @@ func (c *comparer) warnRows(r *Report, base, head *side, hist History) {
 		c.warnf("no baseline history yet: every noise floor is the %.1f%% minimum (pushes to the default branch record history)", c.opts.MinChangePct)
 	case len(shortHist) > 0:
 		c.warnf("history too short to learn a noise floor for %s (a floor needs %d consecutive baseline pairs; the shortest has %d): they use the %.1f%% minimum",
-			list(shortHist, listLimit), c.opts.MinHistory, fewestPairs, c.opts.MinChangePct)
+			fmtx.List(shortHist, listLimit), c.opts.MinHistory, fewestPairs, c.opts.MinChangePct)
 	}
 	if len(noisyHist) > 0 {
-		c.warnf("noisy in history: %s; smaller changes are not reported for these series", list(noisyHist, listLimit))
+		c.warnf("noisy in history: %s; smaller changes are not reported for these series", fmtx.List(noisyHist, listLimit))
 	}
 }
 
@@ -152,10 +154,10 @@ func (c *comparer) warnOneSided(keys []Key, sideName, what string) {
 		}
 	}
 	if others > 0 {
-		primary = append(primary, plural(others, "series")+" in other units")
+		primary = append(primary, fmtx.Plural(others, "series")+" in other units")
 	}
 	if len(primary) > 0 {
-		c.warnf("only in %s (%s, not compared): %s", sideName, what, list(primary, listLimit))
+		c.warnf("only in %s (%s, not compared): %s", sideName, what, fmtx.List(primary, listLimit))
 	}
 }
 
@@ -187,12 +189,12 @@ func (c *comparer) warnDrift(rows []Row, base, head *side) {
 			}
 			first := benchmath.NewSample(slices.Clone(v[:len(v)/2]), th)
 			second := benchmath.NewSample(slices.Clone(v[len(v)/2:]), th)
-			checks = append(checks, check{row, s.name, deltaPct(median(first.Values), median(second.Values))})
+			checks = append(checks, check{row, s.name, deltaPct(stats.Median(first.Values), stats.Median(second.Values))})
 			ps = append(ps, benchmath.AssumeNothing.Compare(first, second).P)
 		}
 	}
 	var drifted []check
-	for i, p := range Holm(ps) {
+	for i, p := range stats.Holm(ps) {
 		ch := checks[i]
 		if p < c.opts.Alpha && (math.Abs(ch.pct) >= ch.row.Floor.Pct || math.IsNaN(ch.pct)) {
 			drifted = append(drifted, ch)
@@ -210,14 +212,14 @@ func (c *comparer) warnDrift(rows []Row, base, head *side) {
 		if _, ok := bySeries[name]; !ok {
 			names = append(names, name)
 		}
-		bySeries[name] = append(bySeries[name], fmt.Sprintf("%s (%s)", formatPct(ch.pct), ch.side))
+		bySeries[name] = append(bySeries[name], fmt.Sprintf("%s (%s)", fmtx.FormatPct(ch.pct), ch.side))
 	}
 	items := make([]string, len(names))
 	for i, name := range names {
 		items[i] = name + " " + strings.Join(bySeries[name], " and ")
 	}
 	c.warnf("the machine drifted between the first and the second half of a side's runs: %s (Holm-corrected, beyond their floors); interleaving keeps drift off the comparison but widens its intervals: look for thermal throttling or background load",
-		list(items, listLimit))
+		fmtx.List(items, listLimit))
 }
 
 // warnAttribution warns when the phases do not explain a change in total,
@@ -228,11 +230,11 @@ func (c *comparer) warnAttribution(attr []Attribution) {
 		changed := a.Verdict == VerdictRegression || a.Verdict == VerdictImprovement
 		if changed && a.UnexplainedSharePct > unexplainedLimitPct {
 			c.warnf("%s: the phases that changed significantly account for only %s of total's change (%s); the rest is in phases that moved within their noise or outside the measured phases",
-				name, formatShare(100-a.UnexplainedSharePct), formatDelta(a.Delta, a.Unit))
+				name, fmtx.FormatShare(100-a.UnexplainedSharePct), fmtx.FormatDelta(a.Delta, a.Unit))
 		}
 		if !changed && len(a.ExplainedBy) > 0 {
 			c.warnf("%s did not change significantly although %s did: other phases may compensate, or total is noisier than its parts",
-				name, list(a.ExplainedBy, listLimit))
+				name, fmtx.List(a.ExplainedBy, listLimit))
 		}
 	}
 }
@@ -271,7 +273,7 @@ func (c *comparer) warnEnv(r *Report) {
 		diffs = append(diffs, fmt.Sprintf("%s (base %s, head %s)", k, envValue(b, inBase), envValue(h, inHead)))
 	}
 	if len(diffs) > 0 {
-		c.warnf("base and head ran in different environments: %s; differences may come from the machine, not the change", list(diffs, listLimit))
+		c.warnf("base and head ran in different environments: %s; differences may come from the machine, not the change", fmtx.List(diffs, listLimit))
 	}
 }
 
@@ -287,7 +289,7 @@ func (c *comparer) warnGPU(in Input, base, head *side) {
 		throttled, measured, worst := gpuThrottling(s.runs)
 		if throttled > 0 {
 			c.warnf("GPU throttled during %d of %s (%s), in up to %s of a run's readings: timings on that side may be slowed by power or thermal limits",
-				throttled, plural(measured, "run"), s.name, formatShare(100*worst))
+				throttled, fmtx.Plural(measured, "run"), s.name, fmtx.FormatShare(100*worst))
 		}
 	}
 	var keys []Key
@@ -297,7 +299,7 @@ func (c *comparer) warnGPU(in Input, base, head *side) {
 		}
 	}
 	for _, k := range keys {
-		b, h := medianOf(base.series[k]), medianOf(head.series[k])
+		b, h := stats.MedianOf(base.series[k]), stats.MedianOf(head.series[k])
 		if !(math.Abs(deltaPct(b, h)) > gpuClockLimitPct) {
 			continue
 		}
@@ -330,7 +332,7 @@ func (c *comparer) warnIdleGPU(r *Report, base, head *side) {
 			continue
 		}
 		c.warnf("GPU energy per run%s %s while the GPU was idle (utilization at most %.0f%% in every run of both sides): an idle GPU draws power for as long as the process runs, so this follows the run's length, not GPU work",
-			telemetryOf(row.Benchmark), formatPct(row.Change()), gpuIdlePct)
+			telemetryOf(row.Benchmark), fmtx.FormatPct(row.Change()), gpuIdlePct)
 	}
 }
 
@@ -340,7 +342,7 @@ func (c *comparer) warnIdleGPU(r *Report, base, head *side) {
 func telemetryOf(benchmark string) string {
 	proc, dev, several := strings.Cut(benchmark, "/gpu=")
 	var out string
-	if name, ok := strings.CutPrefix(proc, processBenchmark+"/benchmark="); ok {
+	if name, ok := strings.CutPrefix(proc, ProcessBenchmark+"/benchmark="); ok {
 		out = " of " + name
 	}
 	if several {
@@ -359,7 +361,7 @@ func gpuThrottling(runs []Run) (throttled, measured int, worst float64) {
 		}
 		seen, hot := false, false
 		for _, smp := range run.Samples {
-			if smp.Unit != GPUThrottledFractionUnit || !finite(smp.Value) {
+			if smp.Unit != GPUThrottledFractionUnit || !stats.Finite(smp.Value) {
 				continue
 			}
 			seen = true
@@ -406,12 +408,12 @@ func (c *comparer) warnBlind(r *Report) {
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("%s (base %d, head %d runs)", c.label(row.Key), row.Base.N, row.Head.N))
-		need = max(need, runsToReach(th, max(row.Base.N, row.Head.N)))
+		need = max(need, stats.RunsToReach(th, max(row.Base.N, row.Head.N)))
 		worst = min(worst, th)
 	}
 	if len(rows) == 0 {
 		return
 	}
 	c.warnf("no change of any size could be called in %s: Mann-Whitney's smallest p with these runs is above the %.2g a change needed at this look (α %g shared by the rows and the looks); it takes %d runs a side, so raise max_count (and count) to at least that",
-		list(rows, listLimit), worst, c.opts.Alpha, need)
+		fmtx.List(rows, listLimit), worst, c.opts.Alpha, need)
 }

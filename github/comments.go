@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	gh "github.com/google/go-github/v60/github"
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // maxPages bounds how many pages of comments are read, against a server
@@ -25,18 +25,18 @@ type Comment struct {
 }
 
 // UpsertComment makes body perfbot's comment on pull request number:
-// it edits the first comment that holds analysis.SummaryMarker, or
+// it edits the first comment that holds render.SummaryMarker, or
 // creates one, so a pull request has one perfbot comment however often a
 // job runs or a request is retried. The report body replaces is folded
 // into a collapsed history at the bottom (newest first, at most 10,
 // within GitHub's 65,536-character limit); an unchanged report is not
 // added again and the comment is then left as it is. A body over the
 // limit is cut, with a note saying so. body must hold
-// analysis.SummaryMarker.
+// render.SummaryMarker.
 func (c *Client) UpsertComment(ctx context.Context, repo Repo, number int, body string) (Comment, error) {
 	op := fmt.Sprintf("update the perfbot comment on %s#%d", repo, number)
-	if !strings.Contains(body, analysis.SummaryMarker) {
-		return Comment{}, fmt.Errorf("%s: the body lacks analysis.SummaryMarker %q, by which perfbot finds its comment again: render it with analysis.RenderMarkdown", op, analysis.SummaryMarker)
+	if !strings.Contains(body, render.SummaryMarker) {
+		return Comment{}, fmt.Errorf("%s: the body lacks render.SummaryMarker %q, by which perfbot finds its comment again: render it with render.RenderMarkdown", op, render.SummaryMarker)
 	}
 	if strings.Contains(body, historyMarker) || strings.Contains(body, entryMarker) {
 		return Comment{}, fmt.Errorf("%s: the body holds %q or %q, which perfbot keeps for the comment's history: pass only the new report", op, historyMarker, entryMarker)
@@ -109,9 +109,9 @@ func (c *Client) editComment(ctx context.Context, op string, log *slog.Logger, r
 }
 
 // findComment returns the first comment on the pull request that holds
-// analysis.SummaryMarker, or nil, reading every page.
+// render.SummaryMarker, or nil, reading every page.
 func (c *Client) findComment(ctx context.Context, repo Repo, number int) (*gh.IssueComment, error) {
-	return c.findMarked(ctx, repo, number, analysis.SummaryMarker)
+	return c.findMarked(ctx, repo, number, render.SummaryMarker)
 }
 
 // findMarked returns the first comment on the pull request that holds
@@ -138,7 +138,7 @@ func (c *Client) findMarked(ctx context.Context, repo Repo, number int, marker s
 
 // Comment adds a new comment to pull request number: a reply to a
 // maintainer or usage text, never perfbot's report (UpsertComment keeps
-// that one), so body must not hold analysis.SummaryMarker. It is retried
+// that one), so body must not hold render.SummaryMarker. It is retried
 // like any request: an answer lost after GitHub saved the comment can,
 // rarely, post it twice, which for a reply beats not posting it.
 func (c *Client) Comment(ctx context.Context, repo Repo, number int, body string) (Comment, error) {
@@ -146,8 +146,8 @@ func (c *Client) Comment(ctx context.Context, repo Repo, number int, body string
 	switch {
 	case strings.TrimSpace(body) == "":
 		return Comment{}, fmt.Errorf("%s: the body is empty", op)
-	case strings.Contains(body, analysis.SummaryMarker):
-		return Comment{}, fmt.Errorf("%s: the body holds analysis.SummaryMarker, which marks the report comment: use UpsertComment", op)
+	case strings.Contains(body, render.SummaryMarker):
+		return Comment{}, fmt.Errorf("%s: the body holds render.SummaryMarker, which marks the report comment: use UpsertComment", op)
 	case len(body) > maxCommentLen:
 		return Comment{}, fmt.Errorf("%s: the body is %d bytes, over GitHub's limit of %d characters", op, len(body), maxCommentLen)
 	}

@@ -7,21 +7,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github/githubtest"
 )
 
 // report is a stand-in for a rendered report: the marker, a headline
 // and a body.
 func report(headline, body string) string {
-	return analysis.SummaryMarker + "\n### " + headline + "\n\n" + body + "\n"
+	return render.SummaryMarker + "\n### " + headline + "\n\n" + body + "\n"
 }
 
 // perfbotComments returns the comments on PR 1 that hold the marker.
 func perfbotComments(srv *githubtest.Server) []githubtest.IssueComment {
 	var out []githubtest.IssueComment
 	for _, c := range srv.Comments(testRepo.Owner, testRepo.Name, 1) {
-		if strings.Contains(c.Body, analysis.SummaryMarker) {
+		if strings.Contains(c.Body, render.SummaryMarker) {
 			out = append(out, c)
 		}
 	}
@@ -63,7 +63,7 @@ func TestUpsertCommentCreatesOnceThenEditsWithHistory(t *testing.T) {
 		t.Fatalf("perfbot comments: %+v, want exactly comment %d", mine, first.ID)
 	}
 	body := mine[0].Body
-	if strings.Count(body, analysis.SummaryMarker) != 1 || !strings.HasPrefix(body, report("perfbot: improvement", "run 3")) {
+	if strings.Count(body, render.SummaryMarker) != 1 || !strings.HasPrefix(body, report("perfbot: improvement", "run 3")) {
 		t.Errorf("body does not start with the newest report, marked once:\n%s", body)
 	}
 	cur, entries := splitHistory(body)
@@ -193,7 +193,7 @@ func TestUpsertCommentStaysWithinGitHubsLimit(t *testing.T) {
 		t.Fatalf("perfbot comments %d, want the one comment edited", len(mine))
 	}
 	body := mine[0].Body
-	if len(body) > maxCommentLen || !strings.HasPrefix(body, analysis.SummaryMarker) ||
+	if len(body) > maxCommentLen || !strings.HasPrefix(body, render.SummaryMarker) ||
 		!strings.Contains(body, fmt.Sprintf("**Truncated:** this report is %d bytes", len(huge))) {
 		t.Errorf("huge report: %d bytes, starts %q, ends %q", len(body), body[:40], body[len(body)-200:])
 	}
@@ -205,7 +205,7 @@ func TestUpsertCommentNeedsTheMarker(t *testing.T) {
 	addPR(srv)
 	c, _ := newTokenClient(t, srv)
 	_, err := c.UpsertComment(context.Background(), testRepo, 1, "### perfbot: no change\n")
-	if err == nil || !strings.Contains(err.Error(), "lacks analysis.SummaryMarker") {
+	if err == nil || !strings.Contains(err.Error(), "lacks render.SummaryMarker") {
 		t.Errorf("err = %v, want one naming the missing marker", err)
 	}
 	_, err = c.UpsertComment(context.Background(), testRepo, 1, report("x", historyMarker))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // The perfbot comment is the current report, then, after historyMarker,
@@ -21,7 +21,7 @@ import (
 //	<!-- perfbot:entry -->
 //	<details><summary>first line of the previous report</summary>
 //
-//	<previous report, without analysis.SummaryMarker>
+//	<previous report, without render.SummaryMarker>
 //
 //	</details>
 //
@@ -121,7 +121,7 @@ func renderHistory(cur string, entries []string) string {
 // summary marker (so the comment holds it once) and without the blank
 // lines around it.
 func entryOf(report string) string {
-	return strings.TrimSpace(strings.Replace(report, analysis.SummaryMarker, "", 1))
+	return strings.TrimSpace(strings.Replace(report, render.SummaryMarker, "", 1))
 }
 
 // normalize is the form in which two reports are compared, so that
@@ -148,7 +148,7 @@ func headline(entry string) string {
 }
 
 // fitComment returns body cut to GitHub's length limit, with a note
-// saying so, keeping analysis.SummaryMarker so the comment is found
+// saying so, keeping render.SummaryMarker so the comment is found
 // again. A body within the limit is returned as it is.
 func fitComment(body string) string {
 	if len(body) <= maxCommentLen {
@@ -156,7 +156,7 @@ func fitComment(body string) string {
 	}
 	note := fmt.Sprintf("\n\n**Truncated:** this report is %d bytes, over GitHub's limit of %d characters for a comment; the rest is cut.\n",
 		len(body), maxCommentLen)
-	marker := analysis.SummaryMarker + "\n"
+	marker := render.SummaryMarker + "\n"
 	room := maxCommentLen - len(note) - len(marker) - len("\n```")
 	cut := room
 	for cut > 0 && !utf8.RuneStart(body[cut]) {
@@ -170,7 +170,7 @@ func fitComment(body string) string {
 		kept += "\n```" // close a code block the cut left open
 	}
 	prefix := ""
-	if !strings.Contains(kept, analysis.SummaryMarker) {
+	if !strings.Contains(kept, render.SummaryMarker) {
 		prefix = marker
 	}
 	return prefix + kept + note

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 func TestHistoryRoundTripsExactly(t *testing.T) {
@@ -16,7 +16,7 @@ func TestHistoryRoundTripsExactly(t *testing.T) {
 		"plain\n\n\n</details>\n\nafter a closing tag",
 		"### perfbot: no change — ±2 % «ok»\n\n```text\n</summary>\n\n```",
 	}
-	cur := analysis.SummaryMarker + "\n### perfbot: improvement\n\nnow\n"
+	cur := render.SummaryMarker + "\n### perfbot: improvement\n\nnow\n"
 	body := renderHistory(cur, entries)
 	gotCur, gotEntries := splitHistory(body)
 	if normalize(gotCur) != normalize(cur) {
@@ -38,8 +38,8 @@ func TestHistoryRoundTripsExactly(t *testing.T) {
 
 func TestFoldHistoryOfACommentWithoutHistory(t *testing.T) {
 	t.Parallel()
-	old := analysis.SummaryMarker + "\n### perfbot: no change\n\nold\n"
-	now := analysis.SummaryMarker + "\n### perfbot: regression\n\nnew\n"
+	old := render.SummaryMarker + "\n### perfbot: no change\n\nold\n"
+	now := render.SummaryMarker + "\n### perfbot: regression\n\nnew\n"
 	got := foldHistory(old, now)
 	want := now + "\n" + historyMarker + "\n<details><summary>Earlier results (1)</summary>\n\n" +
 		entryMarker + "\n<details><summary>perfbot: no change</summary>\n\n### perfbot: no change\n\nold\n\n</details>\n\n</details>\n"
@@ -68,12 +68,12 @@ func TestHeadline(t *testing.T) {
 
 func TestFitCommentCutsOnALineAndClosesACodeBlock(t *testing.T) {
 	t.Parallel()
-	body := analysis.SummaryMarker + "\n```text\n" + strings.Repeat("0123456789\n", 7000) + "```\n"
+	body := render.SummaryMarker + "\n```text\n" + strings.Repeat("0123456789\n", 7000) + "```\n"
 	got := fitComment(body)
 	if len(got) > maxCommentLen {
 		t.Fatalf("%d bytes, over %d", len(got), maxCommentLen)
 	}
-	if !strings.HasPrefix(got, analysis.SummaryMarker+"\n```text\n0123456789\n") ||
+	if !strings.HasPrefix(got, render.SummaryMarker+"\n```text\n0123456789\n") ||
 		!strings.Contains(got, "0123456789\n```\n\n**Truncated:**") {
 		t.Errorf("cut badly: ends %q", got[len(got)-200:])
 	}
@@ -81,8 +81,8 @@ func TestFitCommentCutsOnALineAndClosesACodeBlock(t *testing.T) {
 		t.Error("a short body was changed")
 	}
 	// A body whose marker falls beyond the cut gets it back in front.
-	tail := strings.Repeat("y", 70_000) + analysis.SummaryMarker
-	if got := fitComment(tail); !strings.HasPrefix(got, analysis.SummaryMarker+"\n") || len(got) > maxCommentLen {
+	tail := strings.Repeat("y", 70_000) + render.SummaryMarker
+	if got := fitComment(tail); !strings.HasPrefix(got, render.SummaryMarker+"\n") || len(got) > maxCommentLen {
 		t.Errorf("marker not kept: starts %q, %d bytes", got[:30], len(got))
 	}
 }

@@ -7,11 +7,11 @@ import (
 
 	gh "github.com/google/go-github/v60/github"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // MarkerPrefix starts every hidden marker by which perfbot finds one of
-// its comments again, as in analysis.SummaryMarker.
+// its comments again, as in render.SummaryMarker.
 const MarkerPrefix = "<!-- perfbot:"
 
 // UpsertMarked makes body the one comment on pull request number that
@@ -28,8 +28,8 @@ func (c *Client) UpsertMarked(ctx context.Context, repo Repo, number int, marker
 	case !strings.HasPrefix(marker, MarkerPrefix) || !strings.HasSuffix(marker, "-->") ||
 		strings.ContainsAny(marker, "\n\r") || strings.Count(marker, "-->") != 1:
 		return Comment{}, fmt.Errorf("%s: the marker must be one line %q…\"-->\"", op, MarkerPrefix)
-	case strings.Contains(marker, analysis.SummaryMarker) || strings.Contains(body, analysis.SummaryMarker):
-		return Comment{}, fmt.Errorf("%s: analysis.SummaryMarker marks the report comment: use UpsertComment", op)
+	case strings.Contains(marker, render.SummaryMarker) || strings.Contains(body, render.SummaryMarker):
+		return Comment{}, fmt.Errorf("%s: render.SummaryMarker marks the report comment: use UpsertComment", op)
 	case !strings.Contains(body, marker):
 		return Comment{}, fmt.Errorf("%s: the body lacks the marker, by which perfbot finds the comment again", op)
 	case len(body) > maxCommentLen:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github/githubtest"
 )
 
@@ -67,8 +67,8 @@ func TestUpsertMarkedRefusesBadMarkersAndBodies(t *testing.T) {
 	for _, tc := range []struct{ marker, body, want string }{
 		{"bisect x", "bisect x", "marker must be"},
 		{"<!-- perfbot:a --> <!-- perfbot:b -->", "<!-- perfbot:a --> <!-- perfbot:b -->", "marker must be"},
-		{analysis.SummaryMarker, analysis.SummaryMarker, "UpsertComment"},
-		{marker, marker + analysis.SummaryMarker, "UpsertComment"},
+		{render.SummaryMarker, render.SummaryMarker, "UpsertComment"},
+		{marker, marker + render.SummaryMarker, "UpsertComment"},
 		{marker, "no marker", "lacks the marker"},
 		{marker, marker + strings.Repeat("x", maxCommentLen), "over GitHub's limit"},
 	} {

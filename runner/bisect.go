@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
 )
@@ -716,7 +718,7 @@ func (b *bisection) nothingToBisect(row analysis.Row) error {
 // (the search's confirmation: those of this session and stored ones),
 // each round renumbered from 1 so that a paired row pairs them; it
 // returns the report and its inputs, for save.
-func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, rounds []analysis.RoundID, hist map[analysis.Key][]float64, looks analysis.Looks) (*analysis.Report, []byte, error) {
+func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Commit, rounds []analysis.RoundID, hist map[analysis.Key][]float64, looks stats.Looks) (*analysis.Report, []byte, error) {
 	index := make(map[analysis.RoundID]int, len(rounds))
 	for i, r := range rounds {
 		index[r] = i + 1
@@ -769,7 +771,7 @@ func (b *bisection) compare(ctx context.Context, lastGood, firstBad workspace.Co
 // save stores the comparison of firstBad against lastGood.
 func (b *bisection) save(ctx context.Context, lastGood, firstBad workspace.Commit, rep *analysis.Report, inputs []byte) (int64, error) {
 	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, rep, analysis.RenderContext{}); err != nil {
+	if err := render.RenderMarkdown(&md, rep, render.RenderContext{}); err != nil {
 		return 0, err
 	}
 	reportJSON, err := json.Marshal(rep)
@@ -799,23 +801,23 @@ func nonNilIDs(ids []int64) []int64 {
 
 // reproduce returns the commands that measure the found change again.
 func (b *bisection) reproduce(good, bad, lastGood, firstBad workspace.Commit) []string {
-	repo := analysis.FormatArgs([]string{b.ws.Source()})
+	repo := render.FormatArgs([]string{b.ws.Source()})
 	cmds := []string{fmt.Sprintf("perfbot compare --repo %s --base %s --head %s --count %d",
 		repo, lastGood.SHA, firstBad.SHA, b.count)}
-	bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s", repo, good.SHA, bad.SHA, analysis.FormatArgs([]string{b.key.Benchmark}))
+	bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s", repo, good.SHA, bad.SHA, render.FormatArgs([]string{b.key.Benchmark}))
 	if b.key.Phase != "" {
 		// A benchmark without phases is bisected on its own value, which
 		// no --phase names: the default picks it.
-		bisect += " --phase " + analysis.FormatArgs([]string{b.key.Phase})
+		bisect += " --phase " + render.FormatArgs([]string{b.key.Phase})
 	}
-	bisect += " --unit " + analysis.FormatArgs([]string{b.key.Unit})
+	bisect += " --unit " + render.FormatArgs([]string{b.key.Unit})
 	if b.req.AllCommits {
 		bisect += " --all-commits"
 	}
 	// A config given from a file must be given again, or both commands
 	// read the good end's .perfbot.yml, which may not exist.
 	if b.r.Config != nil && b.r.Config.Path != "" {
-		flag := " --config " + analysis.FormatArgs([]string{b.r.Config.Path})
+		flag := " --config " + render.FormatArgs([]string{b.r.Config.Path})
 		cmds[0] += flag
 		bisect += flag
 	}

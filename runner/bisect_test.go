@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store"
@@ -190,7 +191,7 @@ func TestBisectFindsAPlantedRegressionAmong32CommitsWithFiveProbes(t *testing.T)
 		t.Fatal(err)
 	}
 	rep := res.Report
-	t.Logf("first bisection: %s in %s", analysis.BisectHeadline(rep), time.Since(start).Round(time.Millisecond))
+	t.Logf("first bisection: %s in %s", render.BisectHeadline(rep), time.Since(start).Round(time.Millisecond))
 	for _, p := range rep.Probes {
 		t.Logf("  step %d %s at %d: %s median %.3gs, %d reused + %d measured %s", p.Step, p.End, p.Position, p.Class, p.Median, p.Reused, p.Measured, p.Reason)
 	}
@@ -349,7 +350,7 @@ func TestBisectStepsAroundCommitsThatDoNotBuild(t *testing.T) {
 		if !slices.Equal(skipped, []int{7, 9}) {
 			t.Errorf("skipped positions %v; want c7 and c9", skipped)
 		}
-		if h := analysis.BisectHeadline(rep); !strings.Contains(h, "one of 2") {
+		if h := render.BisectHeadline(rep); !strings.Contains(h, "one of 2") {
 			t.Errorf("headline %q does not say the answer is a range", h)
 		}
 	})
@@ -591,7 +592,7 @@ func TestBisectOnAMachineThatDriftsNamesTheRightCommitOrSaysItCannotTell(t *test
 			for _, p := range rep.Probes {
 				t.Logf("  step %d %s at c%d: %s median %.6g, %d runs %s", p.Step, p.End, p.Position, p.Class, p.Median, p.Runs, p.Reason)
 			}
-			t.Logf("%s", analysis.BisectHeadline(rep))
+			t.Logf("%s", render.BisectHeadline(rep))
 			if rep.Exact() && res.FirstBad.SHA != shas[9] {
 				t.Fatalf("named %s (%s) as the first bad commit, exactly; want c9, or a range that holds it", res.FirstBad.Short(), res.FirstBad.Subject)
 			}

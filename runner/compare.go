@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/execute"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
@@ -99,7 +101,7 @@ var ErrNothingToCompare = errors.New("nothing to compare")
 // each running the sides in the config's order (random by default,
 // seeded by Seed), storing every run. While the report says more runs
 // could settle it, it adds batches of rounds up to MaxCount: a
-// group-sequential design whose looks share α (analysis.Design), so that
+// group-sequential design whose looks share α (stats.Design), so that
 // adding runs never raises the false-alarm rate. The config comes from
 // the base revision, so a change cannot alter how it is measured;
 // BaseArgs and HeadArgs make a variant of it for each side.
@@ -119,7 +121,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	variants := len(req.BaseArgs) > 0 || len(req.HeadArgs) > 0
 	if variants && base.SHA == head.SHA && slices.Equal(req.BaseArgs, req.HeadArgs) {
 		return nil, fmt.Errorf("%w: base and head are both %s with args %s; give each side its own args",
-			ErrNothingToCompare, base.Short(), analysis.FormatArgs(req.BaseArgs))
+			ErrNothingToCompare, base.Short(), render.FormatArgs(req.BaseArgs))
 	}
 	cfg, source, err := r.loadConfig(ctx, ws, base.SHA)
 	if err != nil {
@@ -153,8 +155,8 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	}
 	sides := []*side{ss.newSide("base", base, baseCfg), ss.newSide("head", head, headCfg)}
 	if variants {
-		r.log().Info("variants", "base_args", analysis.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
-			"head_args", analysis.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
+		r.log().Info("variants", "base_args", render.FormatArgs(req.BaseArgs), "base_config_hash", sides[0].cfgHash[:12],
+			"head_args", render.FormatArgs(req.HeadArgs), "head_config_hash", sides[1].cfgHash[:12])
 	}
 	var deadline time.Time
 	if req.Timeout > 0 {
@@ -184,7 +186,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	}
 	opts := r.optionsFor(cfg)
 	env := analysisEnv(ss.env)
-	design := analysis.NewDesign(count, maxCount)
+	design := stats.NewDesign(count, maxCount)
 	var looks []int
 	var caveats []string
 	var loadInputs map[string]any
@@ -194,7 +196,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 			BaseArgs: req.BaseArgs, HeadArgs: req.HeadArgs,
 			Base: sides[0].runs, Head: sides[1].runs,
 			History: hist, BaseEnv: env, HeadEnv: env,
-			Looks: analysis.Looks{Runs: looks, Max: design.Max},
+			Looks: stats.Looks{Runs: looks, Max: design.Max},
 			Order: cfg.Order, Seed: seed, Caveats: append(slices.Clone(ss.buildWarnings), caveats...), ConfigSource: source, ConfigPath: r.configPath(),
 		}, opts)
 	}
@@ -226,7 +228,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		}
 		// Sequential testing: Count rounds, then batches while the report
 		// is unsettled, up to the cap; every look tests at its share of α
-		// (analysis.Design), so the looks together keep it.
+		// (stats.Design), so the looks together keep it.
 		_, err = design.Run(func(n int) error {
 			if rounds > 0 {
 				r.log().Info("inconclusive: adding runs", "rounds", n, "so_far", rounds, "cap", design.Max)
@@ -259,7 +261,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 	ss.prog.finish()
 
 	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, report, analysis.RenderContext{Repo: req.Source}); err != nil {
+	if err := render.RenderMarkdown(&md, report, render.RenderContext{Repo: req.Source}); err != nil {
 		return nil, err
 	}
 	reportJSON, err := json.Marshal(report)

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/readers"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
@@ -318,7 +319,7 @@ type Thresholds struct {
 	MinHistory int `json:"min_history"`
 	// Spending is the α-spending function that shares Alpha between the
 	// looks of a comparison that adds runs (spending: obrien-fleming or
-	// pocock; default obrien-fleming, see analysis.Spendings). Like
+	// pocock; default obrien-fleming, see stats.Spendings). Like
 	// Order it is not part of Hash.
 	Spending string `json:"spending,omitempty"`
 	// Paired (paired: true) decides each row on its rounds' own ratios,
@@ -393,7 +394,7 @@ func DefaultConfig() *Config {
 		Warmup:   defaultWarmup,
 		MaxCount: defaultMaxCount,
 		Timeout:  defaultTimeout,
-		Thresholds: Thresholds{Alpha: defaultAlpha, MinChangePct: 1.0, MinHistory: 10, Spending: analysis.SpendingOBrienFleming,
+		Thresholds: Thresholds{Alpha: defaultAlpha, MinChangePct: 1.0, MinHistory: 10, Spending: stats.SpendingOBrienFleming,
 			Headline: "total", FailOn: analysis.FailOnHeadline},
 		PrimaryUnits: []string{"sec/op"},
 		Order:        OrderRandom,
@@ -700,7 +701,7 @@ func (r *rawConfig) resolve(p *problems) *Config {
 			Alpha:        floatOr(r.Thresholds.Alpha, defaultAlpha),
 			MinChangePct: floatOr(r.Thresholds.MinChangePct, 1.0),
 			MinHistory:   intOr(r.Thresholds.MinHistory, 10),
-			Spending:     wordOr(r.Thresholds.Spending, analysis.SpendingOBrienFleming),
+			Spending:     wordOr(r.Thresholds.Spending, stats.SpendingOBrienFleming),
 			Paired:       r.Thresholds.Paired != nil && *r.Thresholds.Paired,
 			Headline:     wordOr(r.Thresholds.Headline, "total"),
 			FailOn:       analysis.FailOnHeadline,
@@ -871,9 +872,9 @@ func (c *Config) check(p *problems) {
 	if !(t.Alpha > 0 && t.Alpha < 0.5) {
 		p.add("thresholds.alpha: %v is not above 0 and below 0.5; use a false-alarm rate such as 0.05 (0.01 for fewer false alarms)", t.Alpha)
 	}
-	if !slices.Contains(analysis.Spendings, t.Spending) {
+	if !slices.Contains(stats.Spendings, t.Spending) {
 		p.add("thresholds.spending: %q is not one of %s; obrien-fleming (the default) keeps most of α for the last look, pocock spends it evenly",
-			t.Spending, strings.Join(analysis.Spendings, ", "))
+			t.Spending, strings.Join(stats.Spendings, ", "))
 	}
 	if !slices.Contains(Orders, c.Order) {
 		p.add("order: %q is not one of %s; random (the default) runs each round's sides in a seeded random order, abba alternates base-head and head-base, alternate always runs base first",

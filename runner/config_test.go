@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/stats"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
@@ -417,7 +417,7 @@ build: [[go, build, -o, "${PERFBOT_OUT}/x", .]]`
 		"alpha":     func(c *Config) { c.Thresholds.Alpha = 0.2 },
 		"max_count": func(c *Config) { c.MaxCount = 31 },
 		"order":     func(c *Config) { c.Order = OrderAlternate },
-		"spending":  func(c *Config) { c.Thresholds.Spending = analysis.SpendingPocock },
+		"spending":  func(c *Config) { c.Thresholds.Spending = stats.SpendingPocock },
 	}
 	for name, change := range verdictOnly {
 		c := parse(flow)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
 
@@ -18,7 +19,7 @@ import (
 // adapts the github package's client to it; tests record.
 type Publisher interface {
 	// UpsertSummary creates or edits the pull request's one perfbot
-	// comment; body starts with analysis.SummaryMarker.
+	// comment; body starts with render.SummaryMarker.
 	UpsertSummary(ctx context.Context, repo string, pr int, body string) error
 	// SetCheck creates or updates perfbot's check on commit sha.
 	SetCheck(ctx context.Context, repo, sha string, c Check) error
@@ -199,7 +200,7 @@ func PublishResult(ctx context.Context, pub Publisher, repo string, number int, 
 	}
 	return pub.SetCheck(ctx, repo, headSHA, Check{
 		Status: CheckCompleted, Conclusion: Conclusion(rep),
-		Title: truncate(analysis.Headline(rep), 200), Summary: markdown,
+		Title: truncate(render.Headline(rep), 200), Summary: markdown,
 	})
 }
 
@@ -213,7 +214,7 @@ func publishFailure(ctx, jobCtx context.Context, log *slog.Logger, pub Publisher
 		}
 	}
 	summary := func(text string) {
-		body := analysis.SummaryMarker + "\n### perfbot: could not compare\n\n" + text + "\n"
+		body := render.SummaryMarker + "\n### perfbot: could not compare\n\n" + text + "\n"
 		if perr := pub.UpsertSummary(ctx, pr.Repo, pr.Number, body); perr != nil {
 			log.Error("publish summary", "err", perr)
 		}

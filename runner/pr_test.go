@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store"
 )
@@ -33,7 +34,7 @@ func newRecorder() *recorder {
 func (r *recorder) UpsertSummary(_ context.Context, _ string, pr int, body string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !strings.HasPrefix(body, analysis.SummaryMarker) {
+	if !strings.HasPrefix(body, render.SummaryMarker) {
 		return fmt.Errorf("summary without the marker: %q", body)
 	}
 	r.summaries[pr] = append(r.summaries[pr], body)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/workspace"
 )
@@ -114,11 +114,11 @@ nothing to bisect.`,
 			var out bytes.Buffer
 			switch format {
 			case "markdown":
-				err = analysis.RenderBisectMarkdown(&out, res.Report)
+				err = render.RenderBisectMarkdown(&out, res.Report)
 			case "json":
-				err = analysis.RenderBisectJSON(&out, res.Report)
+				err = render.RenderBisectJSON(&out, res.Report)
 			default:
-				err = analysis.RenderBisectText(&out, res.Report)
+				err = render.RenderBisectText(&out, res.Report)
 			}
 			if err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/workspace"
@@ -108,7 +109,7 @@ func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs
 		}
 		last = time.Now()
 		var table bytes.Buffer
-		if err := analysis.RenderBisectProgressMarkdown(&table, probes, "sec/op"); err != nil {
+		if err := render.RenderBisectProgressMarkdown(&table, probes, "sec/op"); err != nil {
 			log.Error("render progress", "err", err)
 			return
 		}
@@ -121,7 +122,7 @@ func (w *bisectWorker) Work(ctx context.Context, job *river.Job[queue.BisectArgs
 		return w.bisectFailed(ctx, job, say, err)
 	}
 	var md bytes.Buffer
-	if err := analysis.RenderBisectMarkdown(&md, res.Report); err != nil {
+	if err := render.RenderBisectMarkdown(&md, res.Report); err != nil {
 		return err
 	}
 	// The report's own heading opens the comment.

@@ -495,7 +495,7 @@ not run (GitHub or the database unreachable, interrupted).`,
 			if err != nil {
 				return inputError(cmd, err)
 			}
-			if err := render(cmd.OutOrStdout(), format, res, verbose); err != nil {
+			if err := renderResult(cmd.OutOrStdout(), format, res, verbose); err != nil {
 				return err
 			}
 			return compareStatus(res, failOnReg)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github/githubtest"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
@@ -261,7 +262,7 @@ func (e *botEnv) pullRequestPayloadOf(name, action string, number int, baseSHA, 
 func (e *botEnv) perfbotCommentsOf(name string, number int) []githubtest.IssueComment {
 	var out []githubtest.IssueComment
 	for _, c := range e.gh.Comments(e2eOwner, name, number) {
-		if strings.Contains(c.Body, analysis.SummaryMarker) {
+		if strings.Contains(c.Body, render.SummaryMarker) {
 			out = append(out, c)
 		}
 	}

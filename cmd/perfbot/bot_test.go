@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github/githubtest"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store"
@@ -333,7 +334,7 @@ func (e *botEnv) pullRequestPayload(action string, number int, baseSHA, headSHA 
 func (e *botEnv) perfbotComments(t *testing.T, number int) []githubtest.IssueComment {
 	var out []githubtest.IssueComment
 	for _, c := range e.gh.Comments(e2eOwner, e2eName, number) {
-		if strings.Contains(c.Body, analysis.SummaryMarker) {
+		if strings.Contains(c.Body, render.SummaryMarker) {
 			out = append(out, c)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github/githubtest"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
@@ -103,7 +103,7 @@ func TestPRModeCommentsOnceAndSetsAStatus(t *testing.T) {
 		}
 		var ours []githubtest.IssueComment
 		for _, c := range gh.Comments("acme", "prover", 3) {
-			if strings.Contains(c.Body, analysis.SummaryMarker) {
+			if strings.Contains(c.Body, render.SummaryMarker) {
 				ours = append(ours, c)
 			}
 		}
@@ -129,7 +129,7 @@ func TestPRModeCommentsOnceAndSetsAStatus(t *testing.T) {
 		t.Errorf("gone head: statuses %+v; want an error status", statuses)
 	}
 	for _, c := range gh.Comments("acme", "prover", 3) {
-		if strings.Contains(c.Body, analysis.SummaryMarker) && !strings.Contains(c.Body, "no longer exists") {
+		if strings.Contains(c.Body, render.SummaryMarker) && !strings.Contains(c.Body, "no longer exists") {
 			t.Errorf("gone head: the comment does not say the revision is gone:\n%s", c.Body)
 		}
 	}

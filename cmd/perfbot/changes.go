@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/analysis/changepoint"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/github"
 	"github.com/perfbot/perfbot/store"
 )
@@ -331,12 +332,12 @@ func changeComment(cfg changePointConfig, p pushedBaseline, sha string, changes 
 	b.WriteString("\nTo look closer:\n\n```sh\n")
 	for _, nc := range changes {
 		k := nc.claim.Key
-		repo, bench, phase := analysis.FormatArgs([]string{p.StoredRepo}), analysis.FormatArgs([]string{k.Benchmark}), analysis.FormatArgs([]string{k.Phase})
+		repo, bench, phase := render.FormatArgs([]string{p.StoredRepo}), render.FormatArgs([]string{k.Benchmark}), render.FormatArgs([]string{k.Phase})
 		fmt.Fprintf(&b, "perfbot trend --repo %s --machine %s --benchmark %s --phase %s --since %s\n",
-			repo, analysis.FormatArgs([]string{p.Machine}), bench, phase, formatWindow(cfg.window))
+			repo, render.FormatArgs([]string{p.Machine}), bench, phase, formatWindow(cfg.window))
 		bisect := fmt.Sprintf("perfbot bisect --repo %s --good %s --bad %s --benchmark %s --phase %s", repo, nc.prev, nc.claim.Commit, bench, phase)
 		if p.ConfigPath != "" {
-			bisect += " --config " + analysis.FormatArgs([]string{p.ConfigPath})
+			bisect += " --config " + render.FormatArgs([]string{p.ConfigPath})
 		}
 		b.WriteString(bisect + "\n")
 	}

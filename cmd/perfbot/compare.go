@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner"
 	"github.com/perfbot/perfbot/store"
 )
@@ -127,7 +128,7 @@ not run (the database unreachable, --timeout ran out, interrupted).`,
 				}
 				return inputError(cmd, err)
 			}
-			if err := render(cmd.OutOrStdout(), format, res, verbose); err != nil {
+			if err := renderResult(cmd.OutOrStdout(), format, res, verbose); err != nil {
 				return err
 			}
 			r.Logger.Info("stored", "comparison", res.ComparisonID, "verdict", res.Report.Verdict, "rounds", res.Rounds)
@@ -182,7 +183,7 @@ func describeArgs(args []string) string {
 	if len(args) == 0 {
 		return "no arguments"
 	}
-	return analysis.FormatArgs(args)
+	return render.FormatArgs(args)
 }
 
 // splitArgs splits s into arguments as a POSIX shell would, without
@@ -191,7 +192,7 @@ func describeArgs(args []string) string {
 // up to the next unescaped double quote, a backslash escaping " and \
 // (and $ and `) inside them; outside quotes a backslash escapes the next
 // character. A pair of quotes with nothing between is an empty argument.
-// It splits what analysis.FormatArgs writes back into its arguments.
+// It splits what render.FormatArgs writes back into its arguments.
 func splitArgs(s string) ([]string, error) {
 	var (
 		args  []string
@@ -270,19 +271,19 @@ func oneOfFlag(cmd *cobra.Command, name, v string, allowed []string) error {
 	return usagef(cmd, "unknown --%s %q: allowed values are %s", name, v, strings.Join(allowed, ", "))
 }
 
-// render writes a comparison's report in format; text is the brief
+// renderResult writes a comparison's report in format; text is the brief
 // report that fits a screen unless verbose.
-func render(w io.Writer, format string, res *runner.CompareResult, verbose bool) error {
+func renderResult(w io.Writer, format string, res *runner.CompareResult, verbose bool) error {
 	switch {
 	case format == "markdown":
 		_, err := io.WriteString(w, res.Markdown)
 		return err
 	case format == "json":
-		return analysis.RenderJSON(w, res.Report)
+		return render.RenderJSON(w, res.Report)
 	case verbose:
-		return analysis.RenderText(w, res.Report)
+		return render.RenderText(w, res.Report)
 	default:
-		return analysis.RenderTextBrief(w, res.Report)
+		return render.RenderTextBrief(w, res.Report)
 	}
 }
 
@@ -411,7 +412,7 @@ unreachable). export only reads: it never creates a database.`,
 			if len(runs) == 0 {
 				if len(variant) > 0 {
 					return usagef(cmd, "no ok runs with args %s stored for %s in %s: compare with --base-args or --head-args %s first",
-						analysis.FormatArgs(variant), commit.Short(), ws.Source(), analysis.FormatArgs(variant))
+						render.FormatArgs(variant), commit.Short(), ws.Source(), render.FormatArgs(variant))
 				}
 				return usagef(cmd, "no ok runs stored for %s in %s: run perfbot run --rev %s (or a compare) first", commit.Short(), ws.Source(), rev)
 			}

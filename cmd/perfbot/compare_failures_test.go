@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store/storetest"
 )
@@ -206,7 +207,7 @@ func TestCompareOnPostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.HasPrefix(out, analysis.SummaryMarker) || !strings.Contains(out, "no change") {
+	if !strings.HasPrefix(out, render.SummaryMarker) || !strings.Contains(out, "no change") {
 		t.Errorf("markdown report:\n%s", out)
 	}
 }

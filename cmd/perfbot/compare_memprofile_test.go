@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
 
@@ -182,10 +183,10 @@ thresholds:
 	// once got "inconclusive" (+26%, p = 0.021), and the memory diff shows
 	// only for a regressed phase.
 	var mdb, txtb strings.Builder
-	if err := analysis.RenderMarkdown(&mdb, rep, analysis.RenderContext{}); err != nil {
+	if err := render.RenderMarkdown(&mdb, rep, render.RenderContext{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := analysis.RenderText(&txtb, rep); err != nil {
+	if err := render.RenderText(&txtb, rep); err != nil {
 		t.Fatal(err)
 	}
 	md, txt := mdb.String(), txtb.String()

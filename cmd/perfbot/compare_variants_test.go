@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 )
 
@@ -210,7 +211,7 @@ func TestSplitArgsSplitsAsAShellWould(t *testing.T) {
 	for _, args := range [][]string{
 		{"--lc-storage", "inline"}, {"", "a b", "it's", `back\slash`, `"dq"`, "$x", "tab\there"},
 	} {
-		got, err := splitArgs(analysis.FormatArgs(args))
+		got, err := splitArgs(render.FormatArgs(args))
 		if err != nil || !slices.Equal(got, args) {
 			t.Errorf("splitArgs(FormatArgs(%q)) = %q, %v", args, got, err)
 		}

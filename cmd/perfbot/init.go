@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner"
 )
 
@@ -71,7 +71,7 @@ not overwrite); 4 could not write the file.`,
 			}
 			hint := "perfbot compare --base " + defaultBranch(dir) + " --head HEAD"
 			if dir != "." {
-				hint = "perfbot compare --repo " + analysis.FormatArgs([]string{dir}) + " --base " + defaultBranch(dir) + " --head HEAD"
+				hint = "perfbot compare --repo " + render.FormatArgs([]string{dir}) + " --base " + defaultBranch(dir) + " --head HEAD"
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s for %s; edit it, then %s\n", path, kind, hint)
 			return nil

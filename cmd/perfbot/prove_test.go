@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/prover"
 	"github.com/perfbot/perfbot/runner/execute"
 )
@@ -140,7 +141,7 @@ func TestProvePipelinedOutputReadsInTheRunnerAndTheComparison(t *testing.T) {
 		}
 	}
 	var text strings.Builder
-	if err := analysis.RenderText(&text, r); err != nil {
+	if err := render.RenderText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	// The comparison's table of the unit shows bytes in binary units.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/perfbot/perfbot/analysis"
 	"github.com/perfbot/perfbot/analysis/changepoint"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/chart"
 	"github.com/perfbot/perfbot/runner/workspace"
 	"github.com/perfbot/perfbot/store"
@@ -170,11 +171,11 @@ func runTrend(cmd *cobra.Command, f *trendFlags) error {
 	var buf bytes.Buffer
 	switch f.format {
 	case "table":
-		err = analysis.RenderTrendText(&buf, t)
+		err = render.RenderTrendText(&buf, t)
 	case "csv":
-		err = analysis.RenderTrendCSV(&buf, t)
+		err = render.RenderTrendCSV(&buf, t)
 	case "json":
-		err = analysis.RenderTrendJSON(&buf, t)
+		err = render.RenderTrendJSON(&buf, t)
 	default:
 		err = chart.Trend(&buf, t, chart.Options{Format: f.format, Width: size[0], Height: size[1]})
 	}

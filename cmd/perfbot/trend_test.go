@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/runner/workspace/workspacetest"
 	"github.com/perfbot/perfbot/store"
 )
@@ -233,7 +234,7 @@ func TestTrend(t *testing.T) {
 		t.Parallel()
 		out, errOut, code := perfbot(t, "trend", "--db", f.db, "--repo", trendRepo, "--since", "all", "--format", "csv",
 			"--benchmark", "Benchmark"+trendBench+"/phase=msm_h")
-		if code != 0 || !strings.HasPrefix(out, strings.Join(analysis.TrendCSVHeader, ",")+"\n") || strings.Count(out, "\n") != 42 {
+		if code != 0 || !strings.HasPrefix(out, strings.Join(render.TrendCSVHeader, ",")+"\n") || strings.Count(out, "\n") != 42 {
 			t.Errorf("exit %d, stderr %q; output:\n%s\nwant the CSV header and 41 commits", code, errOut, out)
 		}
 	})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/server/dashboard"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/storetest"
@@ -219,7 +220,7 @@ func benchComparison(k int, base, head string) (*store.Comparison, error) {
 	}
 	rep := analysis.Compare(analysis.Input{BaseRev: base, HeadRev: head, Base: runs(base, false), Head: runs(head, true)}, analysis.Options{})
 	var md bytes.Buffer
-	if err := analysis.RenderMarkdown(&md, rep, analysis.RenderContext{}); err != nil {
+	if err := render.RenderMarkdown(&md, rep, render.RenderContext{}); err != nil {
 		return nil, err
 	}
 	report, err := json.Marshal(rep)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/store"
 )
 
@@ -61,7 +62,7 @@ type ChangeData struct {
 	// gives one.
 	Size ChangeSize `json:"size"`
 	// View is Report worded as the PR comment, in HTML; not in the JSON.
-	View *analysis.View `json:"-"`
+	View *render.View `json:"-"`
 }
 
 // A ChangeSize is how large a change point's change is: the series' row
@@ -87,12 +88,12 @@ type ChangeSize struct {
 
 // changeSize is key's change as the segments' comparison has it, or the
 // trend's change point's where the comparison has no estimate of it.
-func changeSize(rep *analysis.Report, v *analysis.View, key analysis.Key, ch analysis.TrendChange) ChangeSize {
+func changeSize(rep *analysis.Report, v *render.View, key analysis.Key, ch analysis.TrendChange) ChangeSize {
 	i := slices.IndexFunc(rep.Phases, func(r analysis.Row) bool { return r.Key == key })
 	if i >= 0 && finite(rep.Phases[i].Change()) {
 		row := rep.Phases[i]
 		for _, t := range slices.Concat(v.Tables, v.Others) {
-			j := slices.IndexFunc(t.Rows, func(r analysis.ViewRow) bool { return r.Key == key })
+			j := slices.IndexFunc(t.Rows, func(r render.ViewRow) bool { return r.Key == key })
 			if j < 0 {
 				continue
 			}
@@ -200,8 +201,8 @@ func (d *Dashboard) change(r *http.Request) (any, error) {
 	data.Report = analysis.Compare(analysis.Input{BaseRev: data.Good, HeadRev: data.Bad, Base: base, Head: head, History: hist}, opts)
 	data.Report.Warnings = append(data.Report.Warnings, "base is the "+plural(len(data.Before), "commit")+" before the change point and head the "+
 		plural(len(data.After), "commit")+" from it on (their baseline runs on "+t.Machine+"), not two commits: a difference names the change, a bisection finds its commit")
-	data.Summary = analysis.Headline(data.Report)
-	data.View = analysis.NewView(data.Report, htmlFormatter)
+	data.Summary = render.Headline(data.Report)
+	data.View = render.NewView(data.Report, htmlFormatter)
 	// One size of the change on the page, the table's: the trend's change
 	// of medians (Change) differs from it, and is the JSON's only.
 	data.Size = changeSize(data.Report, data.View, key, ch)

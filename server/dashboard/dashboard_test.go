@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
@@ -124,7 +125,7 @@ func testStoreAt(t *testing.T, dsn string) *store.DB {
 	save(&store.RunRecord{Repo: localRepo, Commit: store.Commit{SHA: sha(200)}, Kind: store.KindBaseline, Machine: "dev",
 		Status: analysis.StatusOK, StartedAt: t0, Samples: samples(0, 0, 1)[:1]})
 	var rep bytes.Buffer
-	if err := analysis.RenderJSON(&rep, &analysis.Report{Verdict: analysis.VerdictImprovement, Base: sha(1), Head: sha(2),
+	if err := render.RenderJSON(&rep, &analysis.Report{Verdict: analysis.VerdictImprovement, Base: sha(1), Head: sha(2),
 		Phases: []analysis.Row{{Key: analysis.Key{Benchmark: bench, Phase: "ntt", Unit: "sec/op"}, Verdict: analysis.VerdictImprovement,
 			Base: analysis.Summary{Median: 0.1, N: 10}, Head: analysis.Summary{Median: 0.08, N: 10}, ShiftPct: -20, BaseValue: 0.1, HeadValue: 0.08, Shift: -0.02, ShiftLo: -0.0225, ShiftHi: -0.01725,
 			DeltaLoPct: -22.5, DeltaHiPct: -17.25, PValue: 0.001}},
@@ -135,7 +136,7 @@ func testStoreAt(t *testing.T, dsn string) *store.DB {
 	// one and the improvement; and an A/A comparison of sha(5) that
 	// called a (false) improvement.
 	var older bytes.Buffer
-	if err := analysis.RenderJSON(&older, &analysis.Report{Verdict: analysis.VerdictInconclusive, Base: sha(1), Head: sha(2), Warnings: []string{}}); err != nil {
+	if err := render.RenderJSON(&older, &analysis.Report{Verdict: analysis.VerdictInconclusive, Base: sha(1), Head: sha(2), Warnings: []string{}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []store.Comparison{
@@ -756,7 +757,7 @@ func TestFrontPageFollowsNewRuns(t *testing.T) {
 func saveReport(t *testing.T, db *store.DB, rep *analysis.Report, created time.Time) int64 {
 	t.Helper()
 	var b bytes.Buffer
-	if err := analysis.RenderJSON(&b, rep); err != nil {
+	if err := render.RenderJSON(&b, rep); err != nil {
 		t.Fatal(err)
 	}
 	id, err := db.SaveComparison(context.Background(), &store.Comparison{Repo: testRepo, BaseSHA: rep.Base, HeadSHA: rep.Head,
@@ -1092,7 +1093,7 @@ func TestChangePageGivesOneSize(t *testing.T) {
 		Warnings: []string{}}
 	ch := analysis.TrendChange{Index: 5, Commit: sha(2), PValue: 0.002, Before: 1, After: 1.105, ChangePct: 10.5, Direction: "regression"}
 	data := &ChangeData{Repo: testRepo, Key: key, Machine: "gpu-1", Since: "all", Change: ch, Good: sha(1), Bad: sha(2),
-		Report: rep, View: analysis.NewView(rep, htmlFormatter), Bisect: []BisectHint{}}
+		Report: rep, View: render.NewView(rep, htmlFormatter), Bisect: []BisectHint{}}
 	data.Size = changeSize(rep, data.View, key, ch)
 	var b bytes.Buffer
 	if err := d.pages["change"].Execute(&b, data); err != nil {
@@ -1116,7 +1117,7 @@ func TestChangePageGivesOneSize(t *testing.T) {
 	}
 	// Where the segments' comparison has no row of the series, the
 	// trend's change of medians is the one size.
-	if s := changeSize(&analysis.Report{Verdict: analysis.VerdictError}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, ch); s.Source != "trend" ||
+	if s := changeSize(&analysis.Report{Verdict: analysis.VerdictError}, render.NewView(&analysis.Report{}, htmlFormatter), key, ch); s.Source != "trend" ||
 		*s.Pct != 10.5 || s.LoPct != nil || s.Delta != "+10.5%" || s.Values != "1 → 1.105 sec/op" {
 		t.Errorf("size without a row: %+v; want the trend's +10.5%%", s)
 	}
@@ -1124,7 +1125,7 @@ func TestChangePageGivesOneSize(t *testing.T) {
 	// JSON, which still encodes.
 	zero := ch
 	zero.Before, zero.ChangePct = 0, math.Inf(1)
-	if s := changeSize(&analysis.Report{}, analysis.NewView(&analysis.Report{}, htmlFormatter), key, zero); s.Pct != nil {
+	if s := changeSize(&analysis.Report{}, render.NewView(&analysis.Report{}, htmlFormatter), key, zero); s.Pct != nil {
 		t.Errorf("size of a change from 0: %v; want none", *s.Pct)
 	} else if b, err := json.Marshal(s); err != nil || !strings.Contains(string(b), `"pct":null`) {
 		t.Errorf("size of a change from 0 as JSON: %s %v", b, err)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 	"github.com/perfbot/perfbot/store"
 	"github.com/perfbot/perfbot/store/queue"
 )
@@ -775,7 +776,7 @@ type CompareData struct {
 	Bisect []BisectHint `json:"bisect"`
 	// View is the report worded as the PR comment, in HTML; not in the
 	// JSON (Report is).
-	View *analysis.View `json:"-"`
+	View *render.View `json:"-"`
 	// Query is the JSON link's query string: id=N for a stored
 	// comparison, the repository and both full SHAs for one compared
 	// from the runs.
@@ -796,7 +797,7 @@ type BisectHint struct {
 
 // htmlFormatter words a report's pieces for a page: everything escaped,
 // names as code.
-var htmlFormatter = analysis.Formatter{
+var htmlFormatter = render.Formatter{
 	Strong: func(s string) string { return "<b>" + html.EscapeString(s) + "</b>" },
 	Code:   func(s string) string { return "<code>" + html.EscapeString(s) + "</code>" },
 	Text:   html.EscapeString,
@@ -881,7 +882,7 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		data.Source, data.Report = "runs", rep
 		data.Query = template.URL(url.Values{"repo": {repo}, "base": {base}, "head": {head}}.Encode())
 	}
-	data.Summary = analysis.Headline(data.Report)
+	data.Summary = render.Headline(data.Report)
 	shown := data.Report
 	if !slices.ContainsFunc(shown.Phases, func(r analysis.Row) bool { return r.Primary }) {
 		// A report stored by an older perfbot marks no row primary: every
@@ -893,7 +894,7 @@ func (d *Dashboard) compare(r *http.Request) (any, error) {
 		}
 		shown = &legacy
 	}
-	data.View = analysis.NewView(shown, htmlFormatter)
+	data.View = render.NewView(shown, htmlFormatter)
 	// One commit is an A/A only under the same arguments: with
 	// --base-args or --head-args it is an A/B of the arguments, whose
 	// verdict is no noise.

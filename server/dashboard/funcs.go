@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/render"
 )
 
 // funcs are the templates' helpers.
@@ -27,7 +28,7 @@ var funcs = template.FuncMap{
 	"plain": plainText,
 	// rowsOf is a table's rows with their id and the one scale of their
 	// interval bars.
-	"rowsOf": func(t analysis.ViewTable, id string, i int) map[string]any {
+	"rowsOf": func(t render.ViewTable, id string, i int) map[string]any {
 		if i > 0 {
 			id = fmt.Sprintf("%s-%d", id, i)
 		}
@@ -46,7 +47,7 @@ var funcs = template.FuncMap{
 		if len(a) == 0 {
 			return "none"
 		}
-		return analysis.FormatArgs(a)
+		return render.FormatArgs(a)
 	},
 	// oneIn is how many comparisons α allows one false alarm in: 100
 	// for 0.01 (0: a report stored without its α).
@@ -56,7 +57,7 @@ var funcs = template.FuncMap{
 		}
 		return int(math.Round(1 / alpha))
 	},
-	"otherUnits": func(ts []analysis.ViewTable) string {
+	"otherUnits": func(ts []render.ViewTable) string {
 		var units []string
 		for _, t := range ts {
 			if !slices.Contains(units, t.Unit) {
@@ -67,7 +68,7 @@ var funcs = template.FuncMap{
 	},
 	// shareWidth is a part's width in the attribution's bar, in percent
 	// (0: not drawn).
-	"shareWidth": func(p analysis.ViewShare) string {
+	"shareWidth": func(p render.ViewShare) string {
 		if math.IsNaN(p.SharePct) || p.SharePct <= 0 {
 			return ""
 		}
@@ -99,7 +100,7 @@ const barW, barH, axisH, barPad = 140.0, 16.0, 18.0, 8.0
 // newBarScale returns the scale that holds every row's change, its
 // interval where bounded, 0 and its ±floor band, at least ±1%, its ends
 // rounded out to 1, 2, 2.5 or 5 times a power of ten.
-func newBarScale(rows []analysis.ViewRow) barScale {
+func newBarScale(rows []render.ViewRow) barScale {
 	lo, hi := -1.0, 1.0
 	for _, r := range rows {
 		if !finite(r.DeltaPct) {
@@ -166,7 +167,7 @@ func axisLabel(v float64) string { return fmt.Sprintf("%+g%%", v) }
 // from the interval's low to its high bound and a dot at the change;
 // red for a regression, green for an improvement. Nothing for a row
 // without a change in percent.
-func intervalBar(row analysis.ViewRow, s barScale) template.HTML {
+func intervalBar(row render.ViewRow, s barScale) template.HTML {
 	d, lo, hi, floor := row.DeltaPct, row.Lo, row.Hi, row.FloorPct
 	if !finite(d) {
 		return ""

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import (
 	"errors"
@@ -54,7 +54,7 @@ func spent(spending string, alpha, t float64) float64 {
 	default:
 		// Each side spends α/2 by 2 − 2Φ(z(1−α/4)/√t), as gsDesign's
 		// sfLDOF and ldbounds define the two-sided symmetric boundary.
-		return 4 * normalSurvival(normalQuantile(1-alpha/4)/math.Sqrt(t))
+		return 4 * normalSurvival(NormalQuantile(1-alpha/4)/math.Sqrt(t))
 	}
 }
 
@@ -117,24 +117,24 @@ type Looks struct {
 // FixedLooks returns the Looks of a single look at n runs a side.
 func FixedLooks(n int) Looks { return Looks{Runs: []int{n}, Max: n} }
 
-// final returns the fractions of the looks so far followed by the
+// Final returns the fractions of the looks so far followed by the
 // design's last (fraction 1), when this look is not already it: the
 // looks whose thresholds the last look's depends on, for the runs a
 // row would need by then.
-func (l Looks) final(minRuns int) []float64 {
-	t := l.fractions(minRuns)
+func (l Looks) Final(minRuns int) []float64 {
+	t := l.Fractions(minRuns)
 	if t[len(t)-1] < 1 {
 		t = append(t, 1)
 	}
 	return t
 }
 
-// fractions returns the information fractions of the looks at which a
+// Fractions returns the information fractions of the looks at which a
 // test with minRuns runs a side could be made, in order: each look's runs
 // over Max (capped at 1), leaving out looks with fewer than minRuns runs
 // (no test happened there, so none spent α) and looks that added nothing
 // (the same data tested again). The zero Looks is one look at fraction 1.
-func (l Looks) fractions(minRuns int) []float64 {
+func (l Looks) Fractions(minRuns int) []float64 {
 	maxRuns := l.Max
 	if len(l.Runs) > 0 {
 		maxRuns = max(maxRuns, l.Runs[len(l.Runs)-1])
@@ -183,10 +183,10 @@ type SequentialDesign struct {
 	Looks []SequentialLook `json:"looks"`
 }
 
-// sequentialDesign describes looks for a report at alpha.
-func sequentialDesign(spending string, alpha float64, looks Looks, minRuns int) SequentialDesign {
-	t := looks.fractions(minRuns)
-	th := thresholds(spending, alpha, t)
+// NewSequentialDesign describes looks for a report at alpha.
+func NewSequentialDesign(spending string, alpha float64, looks Looks, minRuns int) SequentialDesign {
+	t := looks.Fractions(minRuns)
+	th := Thresholds(spending, alpha, t)
 	maxRuns := looks.Max
 	if len(looks.Runs) > 0 {
 		maxRuns = max(maxRuns, looks.Runs[len(looks.Runs)-1])
@@ -214,7 +214,7 @@ var (
 	walks   = map[walkKey][]*boundaryWalk{}
 )
 
-// thresholds returns the nominal two-sided p-value thresholds, one per
+// Thresholds returns the nominal two-sided p-value thresholds, one per
 // look at information fractions t (increasing, the last at most 1), that
 // an α-spending function gives for overall level alpha: a test whose
 // statistic crosses any look's threshold is a rejection, and under the
@@ -222,7 +222,7 @@ var (
 // the design stopped short of it). Look 1 spends α(t₁); look k spends
 // α(t_k) − α(t_{k−1}), given that no earlier look crossed. The boundaries
 // are kept (walks), so each look's is computed once per process.
-func thresholds(spending string, alpha float64, t []float64) []float64 {
+func Thresholds(spending string, alpha float64, t []float64) []float64 {
 	zs := walkBoundaries(spending, alpha, t)
 	ps := make([]float64, len(zs))
 	for i, z := range zs {
@@ -311,7 +311,7 @@ func (b *boundaryWalk) next(tk float64) {
 	if k == 0 {
 		c := math.Inf(1)
 		if inc > 0 {
-			c = normalQuantile(1 - inc/2)
+			c = NormalQuantile(1 - inc/2)
 		}
 		b.c = append(b.c, c)
 		b.z, b.w = simpsonGrid(math.Min(c, boundaryTail))
@@ -412,7 +412,7 @@ func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 func normalSurvival(x float64) float64 { return 0.5 * math.Erfc(x/math.Sqrt2) }
 
-// stepDown applies Holm's step-down procedure to one family's raw
+// StepDown applies Holm's step-down procedure to one family's raw
 // p-values at one look of a sequential design: with the m p-values
 // sorted ascending, the i-th (from 0) is compared with the look's
 // threshold for overall level α/(m−i), and rejection stops at the first
@@ -426,17 +426,17 @@ func normalSurvival(x float64) float64 { return 0.5 * math.Erfc(x/math.Sqrt2) }
 // its own, of p·α/threshold (capped at 1), so that a test is rejected
 // exactly when its adjusted p-value is below α. In a one-look design the
 // thresholds are α/(m−i) and the adjusted p-values are Holm's.
-func stepDown(p []float64, alpha float64, spending string, t []float64) (threshold, adjusted []float64) {
+func StepDown(p []float64, alpha float64, spending string, t []float64) (threshold, adjusted []float64) {
 	m := len(p)
 	order := make([]int, m)
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(p[a], p[b]) })
+	slices.SortStableFunc(order, func(a, b int) int { return CmpFloat(p[a], p[b]) })
 	threshold, adjusted = make([]float64, m), make([]float64, m)
 	running := 0.0
 	for k, i := range order {
-		th := thresholds(spending, alpha/float64(m-k), t)
+		th := Thresholds(spending, alpha/float64(m-k), t)
 		threshold[i] = th[len(th)-1]
 		v := 1.0
 		if threshold[i] > 0 {
@@ -448,7 +448,7 @@ func stepDown(p []float64, alpha float64, spending string, t []float64) (thresho
 	return threshold, adjusted
 }
 
-func cmpFloat(a, b float64) int {
+func CmpFloat(a, b float64) int {
 	switch {
 	case a < b:
 		return -1

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import "math"
 
@@ -18,14 +18,14 @@ import "math"
 // leave out the mirror image of a symmetric outcome. R uses the same.
 const tieTolerance = 1e-7
 
-// fisherExactP returns the two-sided p-value of Fisher's exact test that
+// FisherExactP returns the two-sided p-value of Fisher's exact test that
 // one item (a function) holds the same share of two sets of samples: k1
 // of n1 samples on one side, k2 of n2 on the other. Given the k1+k2
 // samples of the item in all, k2 is hypergeometric under the null: the
 // number of them among n2 drawn from the n1+n2 without replacement. It
 // returns 1 for counts that are no such table (a negative count, or a
 // part larger than its whole).
-func fisherExactP(k1, n1, k2, n2 int64) float64 {
+func FisherExactP(k1, n1, k2, n2 int64) float64 {
 	if k1 < 0 || k2 < 0 || k1 > n1 || k2 > n2 {
 		return 1
 	}
@@ -44,13 +44,13 @@ func fisherExactP(k1, n1, k2, n2 int64) float64 {
 	return d.twoSidedP(k2)
 }
 
-// conditionalBinomialP returns the two-sided p-value of the conditional
+// ConditionalBinomialP returns the two-sided p-value of the conditional
 // binomial test that two Poisson counts have the same rate: k1 events in
 // exposure w1 against k2 in w2 (the exposures are the number of runs of
 // each side). Given k1+k2, k2 is binomial under the null, with k1+k2
 // trials of probability w2/(w1+w2). It returns 1 for a negative count or
 // an exposure that is not positive.
-func conditionalBinomialP(k1 int64, w1 float64, k2 int64, w2 float64) float64 {
+func ConditionalBinomialP(k1 int64, w1 float64, k2 int64, w2 float64) float64 {
 	if k1 < 0 || k2 < 0 || !(w1 > 0) || !(w2 > 0) {
 		return 1
 	}

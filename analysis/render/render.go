@@ -1,4 +1,4 @@
-package analysis
+package render
 
 import (
 	"cmp"
@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // SummaryMarker is the hidden first line of the PR comment, by which the
@@ -33,7 +37,7 @@ func (ctx RenderContext) command() string { return cmp.Or(ctx.Command, "perfbot"
 
 // RenderJSON writes r as indented JSON. The output is stable: rows and
 // warnings keep the report's order and maps are written sorted by key.
-func RenderJSON(w io.Writer, r *Report) error {
+func RenderJSON(w io.Writer, r *analysis.Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("render report as JSON: %w", err)
@@ -47,12 +51,12 @@ func RenderJSON(w io.Writer, r *Report) error {
 type rowGroup struct {
 	benchmark string // "" when the table lists whole benchmarks
 	unit      string
-	rows      []Row
+	rows      []analysis.Row
 }
 
 // groupRows splits the primary or the other rows into tables, keeping the
 // report's order (which Compare made contiguous by unit and benchmark).
-func groupRows(rows []Row, primary bool) []rowGroup {
+func groupRows(rows []analysis.Row, primary bool) []rowGroup {
 	var byUnit []rowGroup
 	for _, row := range rows {
 		if row.Primary != primary {
@@ -65,7 +69,7 @@ func groupRows(rows []Row, primary bool) []rowGroup {
 	}
 	var out []rowGroup
 	for _, u := range byUnit {
-		if slices.ContainsFunc(u.rows, func(r Row) bool { return r.Phase == "" }) {
+		if slices.ContainsFunc(u.rows, func(r analysis.Row) bool { return r.Phase == "" }) {
 			out = append(out, u)
 			continue
 		}
@@ -80,7 +84,7 @@ func groupRows(rows []Row, primary bool) []rowGroup {
 }
 
 // label names a row within its group.
-func (g rowGroup) label(row Row) string {
+func (g rowGroup) label(row analysis.Row) string {
 	switch {
 	case g.benchmark != "":
 		return row.Phase
@@ -107,18 +111,18 @@ func (g rowGroup) unitTitle() string {
 // instruction counts (callgrind, exact, one run a side; a change counts
 // from 0.5% and 1,000 instructions): prove ran 23.4× (base) and 24.0×
 // (head) as long as its timed runs." code formats a command's name.
-func simulationLine(r *Report, code func(string) string) string {
+func simulationLine(r *analysis.Report, code func(string) string) string {
 	if len(r.Simulations) == 0 {
 		return ""
 	}
 	var parts []string
 	for _, s := range r.Simulations {
-		name := strings.TrimPrefix(s.Benchmark, processBenchmark+"/benchmark=")
+		name := strings.TrimPrefix(s.Benchmark, analysis.ProcessBenchmark+"/benchmark=")
 		parts = append(parts, fmt.Sprintf("%s ran %s (base) and %s (head) as long as its timed runs",
-			code(name), formatSlowdown(s.Base.Slowdown), formatSlowdown(s.Head.Slowdown)))
+			code(name), fmtx.FormatSlowdown(s.Base.Slowdown), fmtx.FormatSlowdown(s.Head.Slowdown)))
 	}
 	return fmt.Sprintf("Simulated instruction counts (callgrind: exact, one run a side, no test; a change counts from %.1f%% and %d instructions): %s.",
-		SimFloorPct, SimFloorInstructions, strings.Join(parts, "; "))
+		analysis.SimFloorPct, analysis.SimFloorInstructions, strings.Join(parts, "; "))
 }
 
 // firstColumn is the heading of a group's first column.
@@ -129,28 +133,28 @@ func (g rowGroup) firstColumn() string {
 	return "benchmark"
 }
 
-// An explainedRow is a row, its explanation and the profile diff the
+// An ExplainedRow is a row, its explanation and the profile diff the
 // explanation refers to (nil for none).
-type explainedRow struct {
-	row  Row
-	expl Explanation
-	diff *ProfileDiff
+type ExplainedRow struct {
+	Row  analysis.Row
+	Expl analysis.Explanation
+	Diff *analysis.ProfileDiff
 }
 
 // explainedRows returns the rows of g that one of r's explanations
 // explains, in the group's order.
-func explainedRows(r *Report, g rowGroup) []explainedRow {
-	var out []explainedRow
-	expls := reportExplanations(r)
+func explainedRows(r *analysis.Report, g rowGroup) []ExplainedRow {
+	var out []ExplainedRow
+	expls := analysis.ReportExplanations(r)
 	for _, row := range g.rows {
-		if row.Unit != timeUnit {
+		if row.Unit != analysis.TimeUnit {
 			continue
 		}
 		for _, e := range expls {
 			if e.Benchmark == row.Benchmark && e.Phase == row.Phase {
-				er := explainedRow{row: row, expl: e}
+				er := ExplainedRow{Row: row, Expl: e}
 				if e.Profile != nil && *e.Profile >= 0 && *e.Profile < len(r.ProfileDiffs) {
-					er.diff = &r.ProfileDiffs[*e.Profile]
+					er.Diff = &r.ProfileDiffs[*e.Profile]
 				}
 				out = append(out, er)
 				break
@@ -160,23 +164,14 @@ func explainedRows(r *Report, g rowGroup) []explainedRow {
 	return out
 }
 
-// profileWhat names what a profile diff compares: "CPU", or its sample
-// type.
-func profileWhat(d ProfileDiff) string {
-	if d.SampleType == cpuSampleType {
-		return "CPU"
-	}
-	return d.SampleType
-}
-
 // profileSide describes one side of a profile diff: "12 profiles, 9.620s
 // in 962 samples".
 func profileSide(profiles int, samples, value int64, unit string) string {
 	v := fmt.Sprintf("%d %s", value, unit)
 	if unit == "nanoseconds" {
-		v = formatValue(float64(value)/1e9, "sec")
+		v = fmtx.FormatValue(float64(value)/1e9, "sec")
 	}
-	return fmt.Sprintf("%s, %s in %s", plural(profiles, "profile"), v, plural(int(samples), "sample"))
+	return fmt.Sprintf("%s, %s in %s", fmtx.Plural(profiles, "profile"), v, fmtx.Plural(int(samples), "sample"))
 }
 
 // rowText is a row's cells, formatted.
@@ -188,100 +183,57 @@ type rowText struct {
 // formatRow formats a row's cells. base and head are the values its
 // change compares (Row.BaseValue, Row.HeadValue), so that Δ, the two
 // values and the verdict are one estimate.
-func formatRow(row Row) rowText {
-	s := scaler(row.Unit, row.BaseValue, row.HeadValue)
+func formatRow(row analysis.Row) rowText {
+	s := fmtx.Scaler(row.Unit, row.BaseValue, row.HeadValue)
 	t := rowText{
-		base:    formatScaled(s, row.BaseValue, row.Unit),
-		head:    formatScaled(s, row.HeadValue, row.Unit),
-		delta:   formatChange(row),
-		floor:   formatFloor(row.Floor),
-		verdict: rowVerdict(row),
-		changed: row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement,
+		base:    fmtx.FormatScaled(s, row.BaseValue, row.Unit),
+		head:    fmtx.FormatScaled(s, row.HeadValue, row.Unit),
+		delta:   analysis.FormatChange(row),
+		floor:   analysis.FormatFloor(row.Floor),
+		verdict: RowVerdict(row),
+		changed: row.Verdict == analysis.VerdictRegression || row.Verdict == analysis.VerdictImprovement,
 	}
 	if row.Simulated {
 		t.p = "exact"
 		return t
 	}
-	t.p = formatP(row.PValue)
-	if row.Reason == ReasonTooFewRuns || row.Reason == ReasonRunsFailed || row.Verdict == VerdictWait {
+	t.p = fmtx.FormatP(row.PValue)
+	if row.Reason == analysis.ReasonTooFewRuns || row.Reason == analysis.ReasonRunsFailed || row.Verdict == analysis.VerdictWait {
 		t.p = "—" // not tested, so not Holm-corrected either
 	}
-	if row.Verdict == VerdictInconclusive && finite(row.MDEPct) {
+	if row.Verdict == analysis.VerdictInconclusive && stats.Finite(row.MDEPct) {
 		t.verdict += fmt.Sprintf(" (MDE %.1f%%)", row.MDEPct)
 	}
 	return t
 }
 
-// FormatChange formats a row's change with its interval, as the report's
-// tables do (formatChange), for messages outside a report.
-func FormatChange(row Row) string { return formatChange(row) }
-
-// formatChange formats a row's change with its interval: "+20.4% [+19.7,
-// +20.7]"; a change of constants or a simulated count without one
-// ("+75.0%"); and where the base's median is 0, in the row's unit
-// ("+3 [+1, +4]").
-func formatChange(row Row) string {
-	switch {
-	case row.Simulated:
-		if finite(row.Change()) {
-			return formatExactPct(row.Change())
-		}
-		return formatDelta(row.Shift, row.Unit)
-	case finite(row.Change()) && row.Exact():
-		return formatPct(row.Change())
-	case finite(row.Change()):
-		return formatPct(row.Change()) + formatInterval(row.DeltaLoPct, row.DeltaHiPct)
-	case row.Exact():
-		return formatDelta(row.Shift, row.Unit)
-	}
-	return formatDelta(row.Shift, row.Unit) + formatDeltaInterval(row.ShiftLo, row.ShiftHi, row.Unit)
-}
-
-// formatInterval formats the change's interval after its Δ:
-// " [+1.8, +2.6]", or "" without one.
-func formatInterval(lo, hi float64) string {
-	if !finite(lo) || !finite(hi) {
-		return ""
-	}
-	return fmt.Sprintf(" [%s, %s]", formatBound(lo), formatBound(hi))
-}
-
-// formatBound formats one bound of a change's interval: a signed
-// percentage without the sign, to one decimal, or "0.0".
-func formatBound(x float64) string {
-	if math.Abs(x) < 0.05 {
-		return "0.0"
-	}
-	return fmt.Sprintf("%+.1f", x)
-}
-
-// headline says in one sentence what the verdict rests on. code formats
+// Headline says in one sentence what the verdict rests on. code formats
 // a series name (backticks in Markdown).
 // Headline is the report's verdict and what decided it in one plain-text
 // line, such as a check run's title: "Regression. Head is worse than base
 // in msm_h +5.2%, total +3.9%."
-func Headline(r *Report) string {
+func Headline(r *analysis.Report) string {
 	return capitalize(verdictWord(r.Verdict)) + ". " + headline(r, func(s string) string { return s })
 }
 
-func headline(r *Report, code func(string) string) string {
+func headline(r *analysis.Report, code func(string) string) string {
 	label := reportLabeler(r)
-	isHeadline := r.isHeadline()
-	name := func(row Row) string {
+	isHeadline := r.IsHeadline()
+	name := func(row analysis.Row) string {
 		n := code(label(row.Key))
 		if len(r.Options.PrimaryUnits) > 1 {
 			n += " (" + row.Unit + ")"
 		}
 		return n
 	}
-	changes := func(v Verdict) []string {
-		var rows []Row
+	changes := func(v analysis.Verdict) []string {
+		var rows []analysis.Row
 		for _, row := range r.Phases {
 			if row.Primary && row.Verdict == v {
 				rows = append(rows, row)
 			}
 		}
-		slices.SortStableFunc(rows, func(a, b Row) int {
+		slices.SortStableFunc(rows, func(a, b analysis.Row) int {
 			return cmp.Compare(math.Abs(b.Change()), math.Abs(a.Change()))
 		})
 		var out []string
@@ -291,14 +243,14 @@ func headline(r *Report, code func(string) string) string {
 		return out
 	}
 	switch r.Verdict {
-	case VerdictRegression, VerdictImprovement:
-		worse, better := changes(VerdictRegression), changes(VerdictImprovement)
+	case analysis.VerdictRegression, analysis.VerdictImprovement:
+		worse, better := changes(analysis.VerdictRegression), changes(analysis.VerdictImprovement)
 		var parts []string
 		if len(worse) > 0 {
-			parts = append(parts, "head is worse than base in "+list(worse, 5))
+			parts = append(parts, "head is worse than base in "+fmtx.List(worse, 5))
 		}
 		if len(better) > 0 {
-			parts = append(parts, "better in "+list(better, 5))
+			parts = append(parts, "better in "+fmtx.List(better, 5))
 		}
 		switch {
 		case len(worse) == 0 && len(better) == 0:
@@ -306,20 +258,20 @@ func headline(r *Report, code func(string) string) string {
 			// primary flag.
 			return "The report marks none of its series as the ones its verdict rests on, so none is named here."
 		case len(worse) == 0:
-			parts[0] = "head is better than base in " + list(better, 5)
-		case r.Verdict == VerdictImprovement:
+			parts[0] = "head is better than base in " + fmtx.List(better, 5)
+		case r.Verdict == analysis.VerdictImprovement:
 			// Better in the headline, worse in a phase: say the
 			// headline first, then the trade.
 			var hb []string
 			for _, row := range r.Phases {
-				if isHeadline(row) && row.Verdict == VerdictImprovement {
+				if isHeadline(row) && row.Verdict == analysis.VerdictImprovement {
 					hb = append(hb, name(row)+" "+changeWord(row))
 				}
 			}
-			return "Head is better than base in " + list(hb, 5) + "; " + tradeOff(r, name)
+			return "Head is better than base in " + fmtx.List(hb, 5) + "; " + tradeOff(r, name)
 		}
 		return capitalize(strings.Join(parts, "; ")) + "."
-	case VerdictNoChange:
+	case analysis.VerdictNoChange:
 		if t := tradeOff(r, name); t != "" {
 			var within []string
 			for _, row := range r.Phases {
@@ -327,7 +279,7 @@ func headline(r *Report, code func(string) string) string {
 					within = append(within, name(row)+" "+changeWord(row))
 				}
 			}
-			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", list(within, 5), possessive(len(within)), t)
+			return fmt.Sprintf("No slower overall: %s, within %s noise floor; %s", fmtx.List(within, 5), possessive(len(within)), t)
 		}
 		var moved []string
 		for _, row := range r.Phases {
@@ -336,7 +288,7 @@ func headline(r *Report, code func(string) string) string {
 			}
 		}
 		s := fmt.Sprintf("No %s series changed beyond its noise floor (%s at α = %v, Holm-corrected).",
-			strings.Join(r.Options.PrimaryUnits, ", "), plural(r.HolmFamily, "test"), r.Options.Alpha)
+			strings.Join(r.Options.PrimaryUnits, ", "), fmtx.Plural(r.HolmFamily, "test"), r.Options.Alpha)
 		if len(moved) > 0 {
 			var within []string
 			for _, row := range r.Phases {
@@ -344,28 +296,28 @@ func headline(r *Report, code func(string) string) string {
 					within = append(within, name(row)+" "+changeWord(row))
 				}
 			}
-			s = fmt.Sprintf("No change overall: %s, within %s noise floor. Phases that changed: %s.", list(within, 5), possessive(len(within)), list(moved, 5))
+			s = fmt.Sprintf("No change overall: %s, within %s noise floor. Phases that changed: %s.", fmtx.List(within, 5), possessive(len(within)), fmtx.List(moved, 5))
 		}
 		if moved := otherUnitsMoved(r, name); len(moved) > 0 {
-			s += " In other units, which decide nothing: " + list(moved, 4) + "."
+			s += " In other units, which decide nothing: " + fmtx.List(moved, 4) + "."
 		}
 		return s
-	case VerdictInconclusive:
+	case analysis.VerdictInconclusive:
 		reasons := make(map[string][]string)
 		var order []string
 		var ruledOut []string
 		var moved []string
 		for _, row := range r.Phases {
-			if row.Primary && !isHeadline(row) && (row.Verdict == VerdictRegression || row.Verdict == VerdictImprovement) {
+			if row.Primary && !isHeadline(row) && (row.Verdict == analysis.VerdictRegression || row.Verdict == analysis.VerdictImprovement) {
 				moved = append(moved, name(row)+" "+changeWord(row))
 			}
-			if isHeadline(row) && row.Verdict == VerdictInconclusive {
+			if isHeadline(row) && row.Verdict == analysis.VerdictInconclusive {
 				if _, ok := reasons[row.Reason]; !ok {
 					order = append(order, row.Reason)
 				}
 				reasons[row.Reason] = append(reasons[row.Reason], name(row))
-				if finite(row.DeltaLoPct) && finite(row.DeltaHiPct) {
-					ruledOut = append(ruledOut, fmt.Sprintf("outside [%s, %s] in %s", formatPct(row.DeltaLoPct), formatPct(row.DeltaHiPct), name(row)))
+				if stats.Finite(row.DeltaLoPct) && stats.Finite(row.DeltaHiPct) {
+					ruledOut = append(ruledOut, fmt.Sprintf("outside [%s, %s] in %s", fmtx.FormatPct(row.DeltaLoPct), fmtx.FormatPct(row.DeltaHiPct), name(row)))
 				}
 			}
 		}
@@ -374,30 +326,30 @@ func headline(r *Report, code func(string) string) string {
 		}
 		var parts []string
 		for _, reason := range order {
-			parts = append(parts, reason+": "+list(reasons[reason], 5))
+			parts = append(parts, reason+": "+fmtx.List(reasons[reason], 5))
 		}
 		s := "Not settled (" + strings.Join(parts, "; ") + ")."
 		if len(ruledOut) > 0 {
-			s += " Ruled out: changes " + list(ruledOut, 3) + "."
+			s += " Ruled out: changes " + fmtx.List(ruledOut, 3) + "."
 		}
 		if len(moved) > 0 {
-			s += " Phases that changed: " + list(moved, 5) + "."
+			s += " Phases that changed: " + fmtx.List(moved, 5) + "."
 		}
 		if r.NeedMoreRuns() {
 			s += " More runs may settle it."
 		}
 		return s
-	case VerdictError:
+	case analysis.VerdictError:
 		var parts []string
 		for _, side := range []struct {
 			name string
-			runs SideRuns
+			runs analysis.SideRuns
 		}{{"base", r.Runs.Base}, {"head", r.Runs.Head}} {
 			switch {
 			case side.runs.Total == 0:
 				parts = append(parts, side.name+" has no runs")
 			case side.runs.OK == 0:
-				parts = append(parts, fmt.Sprintf("every %s run failed (%s)", side.name, statusCounts(side.runs)))
+				parts = append(parts, fmt.Sprintf("every %s run failed (%s)", side.name, analysis.StatusCounts(side.runs)))
 			}
 		}
 		if len(parts) == 0 {
@@ -411,20 +363,20 @@ func headline(r *Report, code func(string) string) string {
 // changeWord is a row's change as a headline names it: its percentage,
 // or, where the base's median is 0 and no percentage exists, the change
 // in its unit ("+4.839ms").
-func changeWord(row Row) string {
-	if finite(row.Change()) {
-		return formatPct(row.Change())
+func changeWord(row analysis.Row) string {
+	if stats.Finite(row.Change()) {
+		return fmtx.FormatPct(row.Change())
 	}
-	return formatDelta(row.Shift, row.Unit)
+	return fmtx.FormatDelta(row.Shift, row.Unit)
 }
 
 // otherUnitsMoved names the rows of units that do not decide the
 // verdict which changed: "synthesis allocs/op +75.0%".
-func otherUnitsMoved(r *Report, name func(Row) string) []string {
+func otherUnitsMoved(r *analysis.Report, name func(analysis.Row) string) []string {
 	var moved []string
 	for _, row := range r.Phases {
 		if !row.Primary && row.Changed() {
-			moved = append(moved, name(row)+" "+row.Unit+" "+formatChange(row))
+			moved = append(moved, name(row)+" "+row.Unit+" "+analysis.FormatChange(row))
 		}
 	}
 	return moved
@@ -432,9 +384,9 @@ func otherUnitsMoved(r *Report, name func(Row) string) []string {
 
 // oneSidedLine names the primary series only one side measured: phases
 // a change added or removed, which no table row shows. "" when none.
-func oneSidedLine(r *Report, code func(string) string) string {
+func oneSidedLine(r *analysis.Report, code func(string) string) string {
 	label := reportLabeler(r)
-	names := func(keys []Key) []string {
+	names := func(keys []analysis.Key) []string {
 		var out []string
 		for _, k := range keys {
 			if slices.Contains(r.Options.PrimaryUnits, k.Unit) {
@@ -445,10 +397,10 @@ func oneSidedLine(r *Report, code func(string) string) string {
 	}
 	var parts []string
 	if added := names(r.OnlyHead); len(added) > 0 {
-		parts = append(parts, "only head measured "+list(added, 6)+" (added)")
+		parts = append(parts, "only head measured "+fmtx.List(added, 6)+" (added)")
 	}
 	if removed := names(r.OnlyBase); len(removed) > 0 {
-		parts = append(parts, "only base measured "+list(removed, 6)+" (removed)")
+		parts = append(parts, "only base measured "+fmtx.List(removed, 6)+" (removed)")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -459,7 +411,7 @@ func oneSidedLine(r *Report, code func(string) string) string {
 // tradeOff is the sentence that names a trade-off (Report.TradeOff),
 // "" when there is none: "a trade-off: msm_b1 +2.7% and msm_l +3.4%
 // slower, msm_h −2.3% faster."
-func tradeOff(r *Report, name func(Row) string) string {
+func tradeOff(r *analysis.Report, name func(analysis.Row) string) string {
 	rows := r.TradeOff()
 	if len(rows) == 0 {
 		return ""
@@ -467,17 +419,17 @@ func tradeOff(r *Report, name func(Row) string) string {
 	var worse, better []string
 	for _, row := range rows {
 		s := name(row) + " " + changeWord(row)
-		if row.Verdict == VerdictRegression {
+		if row.Verdict == analysis.VerdictRegression {
 			worse = append(worse, s)
 		} else {
 			better = append(better, s)
 		}
 	}
-	s := "a trade-off: " + list(worse, 5) + " worse"
+	s := "a trade-off: " + fmtx.List(worse, 5) + " worse"
 	if len(better) > 0 {
-		s += ", " + list(better, 5) + " better"
+		s += ", " + fmtx.List(better, 5) + " better"
 	}
-	if r.Options.FailOn == FailOnAnyPhase {
+	if r.Options.FailOn == analysis.FailOnAnyPhase {
 		return s + " (fail_on: any-phase fails the check on it)."
 	}
 	return s + "; it fails no check (fail_on: headline)."
@@ -492,23 +444,23 @@ func possessive(n int) string {
 }
 
 // reportLabeler names series as the report's warnings do.
-func reportLabeler(r *Report) func(Key) string {
-	keys := make([]Key, 0, len(r.Phases))
+func reportLabeler(r *analysis.Report) func(analysis.Key) string {
+	keys := make([]analysis.Key, 0, len(r.Phases))
 	for _, row := range r.Phases {
 		keys = append(keys, row.Key)
 	}
-	return labeler(keys)
+	return analysis.Labeler(keys)
 }
 
 // methodLine says how rows were decided: the test, Holm's family, the
 // floor, and the looks with each one's nominal threshold.
-func methodLine(r *Report) string {
+func methodLine(r *analysis.Report) string {
 	test := "Mann-Whitney U (as benchstat)"
-	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
+	if slices.ContainsFunc(r.Phases, func(row analysis.Row) bool { return row.Paired }) {
 		test = "Wilcoxon signed-rank of the rounds' log ratios (paired; Mann-Whitney U where a row's runs do not pair)"
 	}
 	s := fmt.Sprintf(test+", Holm-corrected over %s at α = %v; a change needs the change's interval at this look's level (1 − its p threshold, so it excludes 0 exactly when the test is significant) to exclude 0 and Δ to reach its noise floor (at least %.1f%%), \"no change\" means its %s interval lies within the floor, and a side needs %d ok runs.",
-		plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, formatLevel(r.Options.Confidence), r.Options.MinRuns)
+		fmtx.Plural(r.HolmFamily, "test"), r.Options.Alpha, r.Options.MinChangePct, analysis.FormatLevel(r.Options.Confidence), r.Options.MinRuns)
 	if line := looksLine(r); line != "" {
 		s += " " + line
 	}
@@ -522,7 +474,7 @@ func methodLine(r *Report) string {
 // of each: "2 looks (10 and 15 runs a side) with O'Brien–Fleming
 // α-spending to 30: one test needed p < 0.00015, then < 0.0031; p (adj.)
 // accounts for them."
-func looksLine(r *Report) string {
+func looksLine(r *analysis.Report) string {
 	d := r.Sequential
 	if len(d.Looks) == 0 {
 		return ""
@@ -534,14 +486,14 @@ func looksLine(r *Report) string {
 		th[i] = formatThreshold(l.Threshold)
 	}
 	if len(d.Looks) == 1 && d.Looks[0].Fraction >= 1 {
-		return fmt.Sprintf("One look (%s a side): one test needed p < %s.", plural(d.Looks[0].Runs, "run"), th[0])
+		return fmt.Sprintf("One look (%s a side): one test needed p < %s.", fmtx.Plural(d.Looks[0].Runs, "run"), th[0])
 	}
 	return fmt.Sprintf("%s (%s runs a side) of a sequential design up to %d, with %s α-spending so that the looks together keep α: one test needed p < %s; p (adj.) accounts for the looks and the family.",
-		capitalize(plural(len(d.Looks), "look")), joinAnd(runs), d.MaxRuns, spendingName(d.Spending), joinThen(th))
+		capitalize(fmtx.Plural(len(d.Looks), "look")), analysis.JoinAnd(runs), d.MaxRuns, spendingName(d.Spending), joinThen(th))
 }
 
 // orderLine says how the sides were ordered within rounds.
-func orderLine(r *Report) string {
+func orderLine(r *analysis.Report) string {
 	switch {
 	case r.Order == "random" && r.Seed != 0:
 		return fmt.Sprintf("Each round ran the sides in a random order (seed %d: --seed %d replays it).", r.Seed, r.Seed)
@@ -555,9 +507,9 @@ func orderLine(r *Report) string {
 
 func spendingName(s string) string {
 	switch s {
-	case SpendingOBrienFleming:
+	case stats.SpendingOBrienFleming:
 		return "O'Brien–Fleming-type"
-	case SpendingPocock:
+	case stats.SpendingPocock:
 		return "Pocock-type"
 	}
 	return s
@@ -566,21 +518,13 @@ func spendingName(s string) string {
 // formatThreshold formats a nominal p-value threshold to two
 // significant digits.
 func formatThreshold(p float64) string {
-	if !finite(p) {
+	if !stats.Finite(p) {
 		return "n/a"
 	}
 	if p == 0 {
 		return "0"
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64)
-}
-
-// joinAnd joins items as "a, b and c".
-func joinAnd(items []string) string {
-	if len(items) <= 1 {
-		return strings.Join(items, "")
-	}
-	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // joinThen joins thresholds as "a, then b, then c".
@@ -593,27 +537,27 @@ func joinThen(items []string) string { return strings.Join(items, ", then < ") }
 // a side; seeing msm_h's 1.0% floor would take about 1,100 runs a side
 // (perfbot calibrate measures each phase's noise)." It is "" when no such
 // row has an MDE.
-func mdeLine(r *Report, code func(string) string) string {
+func mdeLine(r *analysis.Report, code func(string) string) string {
 	label := reportLabeler(r)
-	var rows []Row
+	var rows []analysis.Row
 	for _, row := range r.Phases {
-		if row.Primary && row.Verdict == VerdictInconclusive && finite(row.MDEPct) && row.MDEPct > row.Floor.Pct {
+		if row.Primary && row.Verdict == analysis.VerdictInconclusive && stats.Finite(row.MDEPct) && row.MDEPct > row.Floor.Pct {
 			rows = append(rows, row)
 		}
 	}
 	if len(rows) == 0 {
 		return ""
 	}
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.MDEPct, a.MDEPct) })
+	slices.SortStableFunc(rows, func(a, b analysis.Row) int { return cmp.Compare(b.MDEPct, a.MDEPct) })
 	var parts []string
 	for _, row := range rows {
 		parts = append(parts, fmt.Sprintf("%.1f%% in %s", row.MDEPct, code(label(row.Key))))
 	}
 	n := min(rows[0].Base.N, rows[0].Head.N)
 	s := fmt.Sprintf("At this noise, changes under %s cannot be seen at %s a side",
-		joinAnd(parts[:min(len(parts), 4)]), plural(n, "run"))
+		analysis.JoinAnd(parts[:min(len(parts), 4)]), fmtx.Plural(n, "run"))
 	// The runs a floor needs, from the row that needs the most.
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(b.RunsToFloor, a.RunsToFloor) })
+	slices.SortStableFunc(rows, func(a, b analysis.Row) int { return cmp.Compare(b.RunsToFloor, a.RunsToFloor) })
 	worst := rows[0]
 	if worst.RunsToFloor <= n {
 		// Narrow enough at the last look's level already: more looks
@@ -624,19 +568,19 @@ func mdeLine(r *Report, code func(string) string) string {
 	// bound, say what floor the cap can judge instead of a count nobody
 	// will run.
 	capRuns := max(r.Sequential.MaxRuns, n)
-	limit := runsBoundFactor * capRuns
+	limit := RunsBoundFactor * capRuns
 	if worst.RunsToFloor <= limit {
 		return s + fmt.Sprintf("; seeing %s's %s floor would take about %s runs a side (perfbot calibrate measures each phase's noise and the count it needs).",
-			code(label(worst.Key)), formatFloor(worst.Floor), formatCount(roundRuns(float64(worst.RunsToFloor))))
+			code(label(worst.Key)), analysis.FormatFloor(worst.Floor), formatCount(roundRuns(float64(worst.RunsToFloor))))
 	}
 	judgeable := worst.Floor.Pct * math.Sqrt(float64(worst.RunsToFloor)/float64(capRuns))
 	return s + fmt.Sprintf("; %s's %s floor is below what this runner resolves (more than %s runs a side); at %s a side it could judge a floor of about %.1f%% (perfbot calibrate measures each phase's noise).",
-		code(label(worst.Key)), formatFloor(worst.Floor), formatCount(limit), plural(capRuns, "run"), judgeable)
+		code(label(worst.Key)), analysis.FormatFloor(worst.Floor), formatCount(limit), fmtx.Plural(capRuns, "run"), judgeable)
 }
 
-// runsBoundFactor bounds the run counts a report suggests: at most this
+// RunsBoundFactor bounds the run counts a report suggests: at most this
 // many times the comparison's cap.
-const runsBoundFactor = 10
+const RunsBoundFactor = 10
 
 // formatCount formats a whole number with thousands separators:
 // "14,000".
@@ -662,7 +606,7 @@ func roundRuns(x float64) int {
 }
 
 // otherUnits lists the units of the non-primary rows.
-func otherUnits(r *Report) []string {
+func otherUnits(r *analysis.Report) []string {
 	var units []string
 	for _, row := range r.Phases {
 		if !row.Primary && !slices.Contains(units, row.Unit) {
@@ -673,7 +617,7 @@ func otherUnits(r *Report) []string {
 }
 
 // envKeys returns the keys of both environments, sorted.
-func envKeys(r *Report) []string {
+func envKeys(r *analysis.Report) []string {
 	var keys []string
 	for k := range r.BaseEnv {
 		keys = append(keys, k)
@@ -721,26 +665,26 @@ func capitalize(s string) string {
 // critical path took, and how much slack every phase that changed
 // significantly off the critical path has left. code formats a series
 // name.
-func attributionLines(a Attribution, code func(string) string) []string {
-	s := scaler(a.Unit, a.Base, a.Head)
+func attributionLines(a analysis.Attribution, code func(string) string) []string {
+	s := fmtx.Scaler(a.Unit, a.Base, a.Head)
 	head := fmt.Sprintf("%s (%s): total %s → %s, %s%s (%s)", code(a.Benchmark), a.Unit,
-		formatScaled(s, a.Base, a.Unit), formatScaled(s, a.Head, a.Unit),
-		formatDelta(a.Delta, a.Unit), formatDeltaInterval(a.DeltaLo, a.DeltaHi, a.Unit), formatPct(a.DeltaPct))
+		fmtx.FormatScaled(s, a.Base, a.Unit), fmtx.FormatScaled(s, a.Head, a.Unit),
+		fmtx.FormatDelta(a.Delta, a.Unit), analysis.FormatDeltaInterval(a.DeltaLo, a.DeltaHi, a.Unit), fmtx.FormatPct(a.DeltaPct))
 	var lines []string
 	switch {
 	case a.Changed() && len(a.ExplainedBy) > 0:
 		var parts []string
 		for _, p := range a.Phases {
-			if slices.Contains(a.ExplainedBy, p.Phase) && finite(p.SharePct) {
-				parts = append(parts, fmt.Sprintf("%s %s", code(p.Phase), formatShare(p.SharePct)))
+			if slices.Contains(a.ExplainedBy, p.Phase) && stats.Finite(p.SharePct) {
+				parts = append(parts, fmt.Sprintf("%s %s", code(p.Phase), fmtx.FormatShare(p.SharePct)))
 			}
 		}
 		line := head + ", " + verdictWord(a.Verdict) + "."
-		if finite(a.UnexplainedSharePct) {
-			parts = append(parts, fmt.Sprintf("the rest (phases that moved within their noise, and time outside the phases) %s", formatShare(a.UnexplainedSharePct)))
+		if stats.Finite(a.UnexplainedSharePct) {
+			parts = append(parts, fmt.Sprintf("the rest (phases that moved within their noise, and time outside the phases) %s", fmtx.FormatShare(a.UnexplainedSharePct)))
 		}
 		if len(parts) > 0 {
-			line += " Shares of it: " + joinAnd(parts) + "."
+			line += " Shares of it: " + analysis.JoinAnd(parts) + "."
 		}
 		lines = append(lines, line)
 		lines = append(lines, a.Notes...)
@@ -753,7 +697,7 @@ func attributionLines(a Attribution, code func(string) string) []string {
 		lines = append(lines, overlapSentence(o))
 	}
 	for _, p := range a.Phases {
-		if p.Slack != nil && (p.Verdict == VerdictRegression || p.Verdict == VerdictImprovement) {
+		if p.Slack != nil && (p.Verdict == analysis.VerdictRegression || p.Verdict == analysis.VerdictImprovement) {
 			lines = append(lines, slackSentence(p, code))
 		}
 	}
@@ -761,11 +705,11 @@ func attributionLines(a Attribution, code func(string) string) []string {
 }
 
 // notChangedWord says why a total that did not change gets no shares.
-func notChangedWord(v Verdict) string {
+func notChangedWord(v analysis.Verdict) string {
 	switch v {
-	case VerdictNoChange:
+	case analysis.VerdictNoChange:
 		return "no change beyond its noise floor"
-	case VerdictInconclusive:
+	case analysis.VerdictInconclusive:
 		return "not a significant change (inconclusive)"
 	}
 	return "not compared"
@@ -776,34 +720,17 @@ func notChangedWord(v Verdict) string {
 // the critical path: msm_b2 took longer on both sides, so msm_h's branch
 // could grow by 14.10ms more at base and 12.30ms more at head before it
 // lengthens the proof."
-func slackSentence(p PhaseShare, code func(string) string) string {
-	s := scaler("sec/op", p.Slack.Base, p.Slack.Head)
+func slackSentence(p analysis.PhaseShare, code func(string) string) string {
+	s := fmtx.Scaler("sec/op", p.Slack.Base, p.Slack.Head)
 	return fmt.Sprintf("%s %s (%s) is off the critical path: %s took longer on both sides, so %s's branch could grow by %s more at base and %s more at head before it lengthens the proof.",
-		code(p.Phase), cmp.Or(finitePct(p.DeltaPct), formatDelta(p.Delta, "sec/op")), verdictWord(p.Verdict), code(p.Slack.Behind), p.Phase,
-		formatScaled(s, p.Slack.Base, "sec/op"), formatScaled(s, p.Slack.Head, "sec/op"))
-}
-
-// formatDeltaInterval formats the interval of a change in its unit:
-// " [-6.100ms, +1.200ms]", or "" without one.
-func formatDeltaInterval(lo, hi float64, unit string) string {
-	if !finite(lo) || !finite(hi) {
-		return ""
-	}
-	s := scaler(unit, lo, hi)
-	bound := func(x float64) string {
-		v := formatScaled(s, x, unit)
-		if x > 0 {
-			v = "+" + v
-		}
-		return v
-	}
-	return " [" + bound(lo) + ", " + bound(hi) + "]"
+		code(p.Phase), cmp.Or(finitePct(p.DeltaPct), fmtx.FormatDelta(p.Delta, "sec/op")), verdictWord(p.Verdict), code(p.Slack.Behind), p.Phase,
+		fmtx.FormatScaled(s, p.Slack.Base, "sec/op"), fmtx.FormatScaled(s, p.Slack.Head, "sec/op"))
 }
 
 // estimateLine says what Δ and the values beside it are, and what the
 // intervals are: each the one its row's verdict was decided on.
-func estimateLine(r *Report) string {
-	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Paired }) {
+func estimateLine(r *analysis.Report) string {
+	if slices.ContainsFunc(r.Phases, func(row analysis.Row) bool { return row.Paired }) {
 		return "Paired by round: Δ is the Hodges–Lehmann estimate of the rounds' own head/base ratios, " +
 			"tested with Wilcoxon's signed-rank test, so what the machine did to both runs of a round cancels; base is the base's median and head is base moved by Δ " +
 			"(benchstat's unpaired medians and p: perfbot export --per-run). " + intervalSentence(r)
@@ -818,14 +745,14 @@ func estimateLine(r *Report) string {
 // a change when it excludes 0 and Δ reaches the floor, no change when it
 // lies within ±floor, not settled otherwise." Levels are the primary
 // rows'; other units' families have their own.
-func intervalSentence(r *Report) string {
+func intervalSentence(r *analysis.Report) string {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	fixed := false
 	for _, row := range r.Phases {
-		if !row.Primary || row.Simulated || !finite(row.Threshold) {
+		if !row.Primary || row.Simulated || !stats.Finite(row.Threshold) {
 			continue
 		}
-		if row.Verdict == VerdictNoChange {
+		if row.Verdict == analysis.VerdictNoChange {
 			fixed = true
 			continue
 		}
@@ -835,33 +762,17 @@ func intervalSentence(r *Report) string {
 	switch {
 	case lo > hi: // every tested row is no change, or none was tested
 	case lo == hi:
-		at = append(at, "at this look's level ("+formatLevel(lo)+") for a change or a row not settled")
+		at = append(at, "at this look's level ("+analysis.FormatLevel(lo)+") for a change or a row not settled")
 	default:
-		at = append(at, "at this look's level ("+strings.TrimSuffix(formatLevel(lo), "%")+"–"+formatLevel(hi)+", by the row's p threshold) for a change or a row not settled")
+		at = append(at, "at this look's level ("+strings.TrimSuffix(analysis.FormatLevel(lo), "%")+"–"+analysis.FormatLevel(hi)+", by the row's p threshold) for a change or a row not settled")
 	}
 	if fixed || len(at) == 0 {
-		at = append(at, "at "+formatLevel(r.Options.Confidence)+" for no change")
+		at = append(at, "at "+analysis.FormatLevel(r.Options.Confidence)+" for no change")
 	}
 	s := "Each interval is the one its verdict was decided on, " + strings.Join(at, ", ") +
 		": a change when it excludes 0 and Δ reaches the floor, no change when it lies within ±floor, not settled otherwise."
-	if slices.ContainsFunc(r.Phases, func(row Row) bool { return row.Distribution != nil }) {
+	if slices.ContainsFunc(r.Phases, func(row analysis.Row) bool { return row.Distribution != nil }) {
 		s += " A verdict that names a share of non-zero runs or two medians is a change of the runs' distribution, which Δ (0 when most head/base pairs are equal) cannot show."
 	}
 	return s
-}
-
-// formatLevel formats a confidence level in percent with two significant
-// digits of what it leaves out: 0.95 is "95%", 0.995 "99.5%", 0.99986
-// "99.986%".
-func formatLevel(c float64) string {
-	miss := (1 - c) * 100
-	if !(miss > 0) {
-		return "100%"
-	}
-	digits := max(0, 1-int(math.Floor(math.Log10(miss))))
-	s := strconv.FormatFloat(100-miss, 'f', digits, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s + "%"
 }

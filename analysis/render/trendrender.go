@@ -1,4 +1,4 @@
-package analysis
+package render
 
 import (
 	"encoding/csv"
@@ -11,40 +11,41 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/perf/benchunit"
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 )
 
 // RenderTrendText writes t for a terminal: what is charted and how, one
 // aligned line per commit (index, short SHA, date of its first run, runs,
 // median and the reach of its interval in compare's formats, and a marker
 // on each change point), the change points, and the notes.
-func RenderTrendText(w io.Writer, t *Trend) error {
+func RenderTrendText(w io.Writer, t *analysis.Trend) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "perfbot trend: %s (%s is better)\n", t.Key, t.Better)
 	fmt.Fprintf(&b, "repository %s, machine %s, %s\n", t.Repo, t.Machine, sinceText(t.Since))
 	order := "in the order of their first runs"
-	if t.Order == OrderFirstParent {
-		order = "in first-parent order of " + shortRev(t.Head)
+	if t.Order == analysis.OrderFirstParent {
+		order = "in first-parent order of " + fmtx.ShortRev(t.Head)
 	}
-	fmt.Fprintf(&b, "%s %s; medians with %s intervals (benchmath, as compare)\n", plural(len(t.Commits), "commit"), order, formatLevel(t.Confidence))
+	fmt.Fprintf(&b, "%s %s; medians with %s intervals (benchmath, as compare)\n", fmtx.Plural(len(t.Commits), "commit"), order, analysis.FormatLevel(t.Confidence))
 	d := t.Detector
 	fmt.Fprintf(&b, "change points: %s, alpha %s, %d permutations, min segment %d, min change %s: %d found\n\n",
 		d.Method, strconv.FormatFloat(d.Alpha, 'f', -1, 64), d.Permutations, d.MinSegment, formatFraction(d.MinChange), len(t.ChangePoints))
 
-	s := t.scaler()
-	changes := make(map[int]TrendChange, len(t.ChangePoints))
+	s := t.Scaler()
+	changes := make(map[int]analysis.TrendChange, len(t.ChangePoints))
 	for _, c := range t.ChangePoints {
 		changes[c.Index] = c
 	}
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "  #\tcommit\tfirst run\truns\tmedian\t%s CI\tchange point\n", formatLevel(t.Confidence))
+	fmt.Fprintf(tw, "  #\tcommit\tfirst run\truns\tmedian\t%s CI\tchange point\n", analysis.FormatLevel(t.Confidence))
 	for _, c := range t.Commits {
 		mark := ""
 		if ch, ok := changes[c.Index]; ok {
 			mark = changeMark(ch)
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\t%s\n", c.Index, shortRev(c.Commit), c.FirstRun.UTC().Format(time.DateOnly),
-			c.Runs, formatScaled(s, c.Median, t.Unit), formatCI(c.summary()), mark)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\t%s\n", c.Index, fmtx.ShortRev(c.Commit), c.FirstRun.UTC().Format(time.DateOnly),
+			c.Runs, fmtx.FormatScaled(s, c.Median, t.Unit), FormatCI(c.Summary()), mark)
 	}
 	tw.Flush()
 
@@ -52,9 +53,9 @@ func RenderTrendText(w io.Writer, t *Trend) error {
 		b.WriteString("\nChange points\n")
 		for _, ch := range t.ChangePoints {
 			c := t.Commits[ch.Index]
-			fmt.Fprintf(&b, "  %s (#%d, first run %s): %s → %s, %s %s, %s", shortRev(ch.Commit), ch.Index,
-				c.FirstRun.UTC().Format(time.DateOnly), formatScaled(s, ch.Before, t.Unit), formatScaled(s, ch.After, t.Unit),
-				formatPct(ch.ChangePct), ch.Direction, formatPEq(ch.PValue))
+			fmt.Fprintf(&b, "  %s (#%d, first run %s): %s → %s, %s %s, %s", fmtx.ShortRev(ch.Commit), ch.Index,
+				c.FirstRun.UTC().Format(time.DateOnly), fmtx.FormatScaled(s, ch.Before, t.Unit), fmtx.FormatScaled(s, ch.After, t.Unit),
+				fmtx.FormatPct(ch.ChangePct), ch.Direction, fmtx.FormatPEq(ch.PValue))
 			if c.Subject != "" {
 				fmt.Fprintf(&b, "  %q", c.Subject)
 			}
@@ -73,12 +74,12 @@ func RenderTrendText(w io.Writer, t *Trend) error {
 
 // changeMark is the change-point column of a commit's line:
 // "▲ +10.0% regression, p=0.005" (▼ when the series went down).
-func changeMark(ch TrendChange) string {
+func changeMark(ch analysis.TrendChange) string {
 	arrow := "▲"
 	if ch.After < ch.Before {
 		arrow = "▼"
 	}
-	return fmt.Sprintf("%s %s %s, %s", arrow, formatPct(ch.ChangePct), ch.Direction, formatPEq(ch.PValue))
+	return fmt.Sprintf("%s %s %s, %s", arrow, fmtx.FormatPct(ch.ChangePct), ch.Direction, fmtx.FormatPEq(ch.PValue))
 }
 
 // sinceText describes a trend's window: "runs since 2026-10-01" or
@@ -99,38 +100,6 @@ func formatFraction(f float64) string {
 	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
 }
 
-func (c TrendCommit) summary() Summary {
-	return Summary{Median: c.Median, Lo: c.Lo, Hi: c.Hi, N: c.Runs}
-}
-
-// scaler is one scale for every median of t, so that the column reads
-// in one prefix.
-func (t *Trend) scaler() benchunit.Scaler {
-	vals := make([]float64, len(t.Commits))
-	for i, c := range t.Commits {
-		vals[i] = c.Median
-	}
-	return scaler(t.Unit, vals...)
-}
-
-// AxisScale returns how a chart's value axis shows t's medians: divided
-// by factor, in the unit label, with the prefix the text output uses
-// ("ms/op" for sec/op values in milliseconds, "MiB/op" for B/op, "k
-// instructions/op" for a count in thousands).
-func (t *Trend) AxisScale() (factor float64, label string) {
-	s := t.scaler()
-	switch {
-	case s.Prefix == "":
-		return s.Factor, t.Unit
-	case isTimeUnit(t.Unit):
-		return s.Factor, s.Prefix + "s" + strings.TrimPrefix(t.Unit, "sec")
-	case benchunit.ClassOf(t.Unit) == benchunit.Binary:
-		return s.Factor, s.Prefix + t.Unit
-	default:
-		return s.Factor, s.Prefix + " " + t.Unit
-	}
-}
-
 // TrendCSVHeader is the first line of RenderTrendCSV's output: one row
 // per commit, in the trend's order. index is the commit's position;
 // first_run is RFC 3339 in UTC; median, lo and hi are in unit, unscaled
@@ -142,11 +111,11 @@ var TrendCSVHeader = []string{"index", "commit", "first_run", "runs", "median", 
 	"change_point", "change_pct", "p_value", "direction"}
 
 // RenderTrendCSV writes t's commits as CSV (see TrendCSVHeader).
-func RenderTrendCSV(w io.Writer, t *Trend) error {
+func RenderTrendCSV(w io.Writer, t *analysis.Trend) error {
 	var b strings.Builder
 	cw := csv.NewWriter(&b)
 	cw.Write(TrendCSVHeader)
-	changes := make(map[int]TrendChange, len(t.ChangePoints))
+	changes := make(map[int]analysis.TrendChange, len(t.ChangePoints))
 	for _, c := range t.ChangePoints {
 		changes[c.Index] = c
 	}
@@ -175,7 +144,7 @@ func csvFloat(x float64) string {
 }
 
 // RenderTrendJSON writes t as indented JSON (see Trend for the fields).
-func RenderTrendJSON(w io.Writer, t *Trend) error {
+func RenderTrendJSON(w io.Writer, t *analysis.Trend) error {
 	b, err := json.MarshalIndent(t, "", "  ")
 	if err != nil {
 		return fmt.Errorf("render trend as JSON: %w", err)

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import (
 	"math"
@@ -56,7 +56,7 @@ func signedRank(d []float64, confidence float64) pairedShift {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(math.Abs(nz[a]), math.Abs(nz[b])) })
+	slices.SortFunc(idx, func(a, b int) int { return CmpFloat(math.Abs(nz[a]), math.Abs(nz[b])) })
 	rank := make([]float64, n)
 	ties := false
 	tieSum := 0.0 // Σ (t³ − t) over groups of tied magnitudes
@@ -105,7 +105,7 @@ func signedRank(d []float64, confidence float64) pairedShift {
 		if sd > 0 {
 			z := (math.Abs(wPlus-mean) - 0.5) / sd
 			r.P = math.Min(1, 2*normalSurvival(math.Max(z, 0)))
-			c := int(math.Floor(mean - normalQuantile(1-alphaHalf)*sd))
+			c := int(math.Floor(mean - NormalQuantile(1-alphaHalf)*sd))
 			r.criticalLow, r.criticalHigh = c-1, total-c
 		}
 	}
@@ -117,7 +117,7 @@ func signedRank(d []float64, confidence float64) pairedShift {
 	}
 	slices.Sort(walsh)
 	r.sortedWalsh = walsh
-	r.Est = median(walsh)
+	r.Est = Median(walsh)
 	if r.criticalLow >= 0 && r.criticalHigh < total && r.criticalLow <= r.criticalHigh {
 		r.Lo, r.Hi = walsh[r.criticalLow], walsh[r.criticalHigh]
 	} else {
@@ -150,11 +150,11 @@ func signedRankCDF(n int) []float64 {
 	return p
 }
 
-// pairedLogRatios returns log(head/base) for every round in which both
+// PairedLogRatios returns log(head/base) for every round in which both
 // sides have a value of a series, given each value's round (0: unknown,
 // never paired); nil when any paired value is not positive (no ratio), or
 // when the rounds are unknown.
-func pairedLogRatios(base, head []float64, baseRounds, headRounds []int) []float64 {
+func PairedLogRatios(base, head []float64, baseRounds, headRounds []int) []float64 {
 	if len(baseRounds) != len(base) || len(headRounds) != len(head) {
 		return nil
 	}
@@ -178,10 +178,10 @@ func pairedLogRatios(base, head []float64, baseRounds, headRounds []int) []float
 	return d
 }
 
-// pairedShiftOf returns the Shift of the rounds' log ratios d: the
+// PairedShiftOf returns the Shift of the rounds' log ratios d: the
 // Hodges–Lehmann estimate of the ratio and its signed-rank interval, in
 // percent and, from the base's median, in the values' unit.
-func pairedShiftOf(d []float64, baseMedian, confidence float64) Shift {
+func PairedShiftOf(d []float64, baseMedian, confidence float64) Shift {
 	r := signedRank(d, confidence)
 	s := Shift{Log: true, base: baseMedian, d: slices.Clone(d), p: r.P}
 	s.Pct, s.Lo, s.Hi = s.toPct(r.Est), math.Inf(-1), math.Inf(1)
@@ -192,14 +192,4 @@ func pairedShiftOf(d []float64, baseMedian, confidence float64) Shift {
 	}
 	s.Abs = s.toAbs(s.Pct)
 	return s
-}
-
-// smallestP returns the smallest two-sided p-value row's test can give
-// its runs: Mann-Whitney U's, or for a paired row the signed-rank test's,
-// 2^(1−n) for n pairs that all move one way (n at most the smaller side).
-func smallestP(row Row) float64 {
-	if row.Paired {
-		return math.Min(1, math.Pow(2, 1-float64(min(row.Base.N, row.Head.N))))
-	}
-	return smallestUP(row.Base.N, row.Head.N)
 }

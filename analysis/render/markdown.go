@@ -1,9 +1,12 @@
-package analysis
+package render
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 )
 
 // RenderMarkdown writes r as the PR comment: SummaryMarker, the verdict
@@ -14,21 +17,21 @@ import (
 // (with the failed runs' output), the attribution, every other unit, the
 // environment and how to reproduce the numbers with benchstat (left out
 // of an error report, which has no numbers).
-func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
+func RenderMarkdown(w io.Writer, r *analysis.Report, ctx RenderContext) error {
 	var b strings.Builder
 	b.WriteString(SummaryMarker + "\n")
 	fmt.Fprintf(&b, "### perfbot: %s\n\n", verdictWord(r.Verdict))
-	fmt.Fprintf(&b, "**Verdict: %s.** %s\n\n", verdictWord(r.Verdict), headline(r, mdCode))
+	fmt.Fprintf(&b, "**Verdict: %s.** %s\n\n", verdictWord(r.Verdict), headline(r, MdCode))
 	fmt.Fprintf(&b, "Base %s (%s) vs head %s (%s).",
-		sideName(r, r.Base, r.BaseArgs, mdCode), runsLine(r.Runs.Base), sideName(r, r.Head, r.HeadArgs, mdCode), runsLine(r.Runs.Head))
+		sideName(r, r.Base, r.BaseArgs, MdCode), runsLine(r.Runs.Base), sideName(r, r.Head, r.HeadArgs, MdCode), runsLine(r.Runs.Head))
 	if r.Config != "" {
-		fmt.Fprintf(&b, " Measured as %s says.", mdCode(r.Config))
+		fmt.Fprintf(&b, " Measured as %s says.", MdCode(r.Config))
 	}
-	if r.Verdict != VerdictError {
+	if r.Verdict != analysis.VerdictError {
 		b.WriteString(" " + methodLine(r) + " " + estimateLine(r))
 	}
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, " %s below.", capitalize(plural(len(r.Warnings), "warning")))
+		fmt.Fprintf(&b, " %s below.", capitalize(fmtx.Plural(len(r.Warnings), "warning")))
 	}
 	b.WriteString("\n")
 	if ctx.DetailsURL != "" {
@@ -39,16 +42,16 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		b.WriteString("\n")
 		mdTable(&b, g, "####")
 		for _, e := range explainedRows(r, g) {
-			mdExplanation(&b, e)
+			MdExplanation(&b, e)
 		}
 	}
-	if line := oneSidedLine(r, mdCode); line != "" {
+	if line := oneSidedLine(r, MdCode); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
-	if line := mdeLine(r, mdCode); line != "" {
+	if line := mdeLine(r, MdCode); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
-	if line := simulationLine(r, mdCode); line != "" {
+	if line := simulationLine(r, MdCode); line != "" {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
 	for _, d := range r.MemoryDiffs {
@@ -57,15 +60,15 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 
 	if len(r.Warnings) > 0 || len(r.Failures) > 0 {
 		open := ""
-		if r.Verdict == VerdictError {
+		if r.Verdict == analysis.VerdictError {
 			open = " open"
 		}
 		fmt.Fprintf(&b, "\n<details%s><summary>Warnings (%d)</summary>\n\n", open, len(r.Warnings))
 		for _, warning := range r.Warnings {
-			fmt.Fprintf(&b, "- %s\n", mdText(warning))
+			fmt.Fprintf(&b, "- %s\n", MdText(warning))
 		}
 		for _, f := range r.Failures {
-			fmt.Fprintf(&b, "\n%s run %s ×%d", capitalize(strings.TrimSpace(f.Side+" "+f.Tool)), mdCode(string(f.Status)), f.Count)
+			fmt.Fprintf(&b, "\n%s run %s ×%d", capitalize(strings.TrimSpace(f.Side+" "+f.Tool)), MdCode(string(f.Status)), f.Count)
 			if f.Detail == "" {
 				b.WriteString(".\n")
 				continue
@@ -86,13 +89,13 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	}
 
 	if units := otherUnits(r); len(units) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>Other units: %s</summary>\n\n", mdText(strings.Join(units, ", ")))
-		b.WriteString("Shown for explanation; only " + mdText(strings.Join(r.Options.PrimaryUnits, ", ")) + " decides the verdict. Each unit is Holm-corrected on its own.\n")
+		fmt.Fprintf(&b, "\n<details><summary>Other units: %s</summary>\n\n", MdText(strings.Join(units, ", ")))
+		b.WriteString("Shown for explanation; only " + MdText(strings.Join(r.Options.PrimaryUnits, ", ")) + " decides the verdict. Each unit is Holm-corrected on its own.\n")
 		for _, g := range groupRows(r.Phases, false) {
 			b.WriteString("\n")
 			mdTable(&b, g, "#####")
 			for _, e := range explainedRows(r, g) {
-				mdExplanation(&b, e)
+				MdExplanation(&b, e)
 			}
 		}
 		b.WriteString("\n</details>\n")
@@ -101,7 +104,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 	if keys := envKeys(r); len(keys) > 0 {
 		summary := "Environment"
 		if len(r.EnvDiffers) > 0 {
-			summary += fmt.Sprintf(" (%s %s)", plural(len(r.EnvDiffers), "key"), differs(len(r.EnvDiffers)))
+			summary += fmt.Sprintf(" (%s %s)", fmtx.Plural(len(r.EnvDiffers), "key"), differs(len(r.EnvDiffers)))
 		}
 		fmt.Fprintf(&b, "\n<details><summary>%s</summary>\n\n| key | base | head |\n| :-- | :-- | :-- |\n", summary)
 		for _, k := range keys {
@@ -122,7 +125,7 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 		b.WriteString("\n</details>\n")
 	}
 
-	if r.Verdict == VerdictError {
+	if r.Verdict == analysis.VerdictError {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -152,9 +155,9 @@ func RenderMarkdown(w io.Writer, r *Report, ctx RenderContext) error {
 // mdTable writes one group of rows as a Markdown table under a heading.
 func mdTable(b *strings.Builder, g rowGroup, heading string) {
 	if g.benchmark != "" {
-		fmt.Fprintf(b, "%s %s (%s)\n\n", heading, mdCode(g.benchmark), mdText(g.unitTitle()))
+		fmt.Fprintf(b, "%s %s (%s)\n\n", heading, MdCode(g.benchmark), MdText(g.unitTitle()))
 	} else {
-		fmt.Fprintf(b, "%s %s\n\n", heading, mdText(g.unitTitle()))
+		fmt.Fprintf(b, "%s %s\n\n", heading, MdText(g.unitTitle()))
 	}
 	if g.simulated() {
 		fmt.Fprintf(b, "| %s | base → head | Δ (exact) | floor | verdict |\n| :-- | --: | --: | --: | :-- |\n", g.firstColumn())
@@ -164,7 +167,7 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 			if t.changed {
 				delta, verdict = "**"+delta+"**", "**"+verdict+"**"
 			}
-			fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s |\n", mdCode(g.label(row)), t.base, t.head, delta, t.floor, verdict)
+			fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s |\n", MdCode(g.label(row)), t.base, t.head, delta, t.floor, verdict)
 		}
 		return
 	}
@@ -177,25 +180,25 @@ func mdTable(b *strings.Builder, g rowGroup, heading string) {
 			delta, verdict = "**"+delta+"**", "**"+verdict+"**"
 		}
 		fmt.Fprintf(b, "| %s | %s → %s | %s | %s | %s | %s |\n",
-			mdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.floor, verdict)
+			MdCode(g.label(row)), t.base, t.head, delta, mdCell(t.p), t.floor, verdict)
 	}
 }
 
-// mdExplanation writes a row's explanation in one line, then its profile
+// MdExplanation writes a row's explanation in one line, then its profile
 // diff's tables in a collapsed section, when a function's share grew
 // measurably (the line says when none did).
-func mdExplanation(b *strings.Builder, e explainedRow) {
-	strong := func(s string) string { return "**" + mdText(s) + "**" }
-	fmt.Fprintf(b, "\n%s\n", explanationLine(e.expl, e.diff, strong, mdCode, mdText))
-	if e.diff == nil || len(e.diff.Flat) == 0 && len(e.diff.Cum) == 0 {
+func MdExplanation(b *strings.Builder, e ExplainedRow) {
+	strong := func(s string) string { return "**" + MdText(s) + "**" }
+	fmt.Fprintf(b, "\n%s\n", analysis.ExplanationLine(e.Expl, e.Diff, strong, MdCode, MdText))
+	if e.Diff == nil || len(e.Diff.Flat) == 0 && len(e.Diff.Cum) == 0 {
 		return
 	}
-	d := *e.diff
-	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", profileWhat(d), mdText(d.Phase))
-	fmt.Fprintf(b, "%s\n", mdText(profileNote(d)))
+	d := *e.Diff
+	fmt.Fprintf(b, "\n<details><summary>%s profile of %s: the functions whose share grew most</summary>\n\n", analysis.ProfileWhat(d), MdText(d.Phase))
+	fmt.Fprintf(b, "%s\n", MdText(profileNote(d)))
 	for _, t := range []struct {
 		kind   string
-		shares []FuncShare
+		shares []analysis.FuncShare
 	}{{"flat", d.Flat}, {"cum", d.Cum}} {
 		if len(t.shares) == 0 {
 			fmt.Fprintf(b, "\nNo function's %s share grew measurably.\n", t.kind)
@@ -203,8 +206,8 @@ func mdExplanation(b *strings.Builder, e explainedRow) {
 		}
 		fmt.Fprintf(b, "\n| function (%s) | base | head | Δ | samples | p |\n| :-- | --: | --: | --: | --: | --: |\n", t.kind)
 		for _, f := range t.shares {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdCode(shortFuncName(f.Name)), formatShare(f.Base), formatShare(f.Head), formatPP(f.Delta),
-				countsCell(f.hasEvidence(), f.BaseSamples, f.HeadSamples), pCell(f.hasEvidence(), f.P))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", MdCode(analysis.ShortFuncName(f.Name)), fmtx.FormatShare(f.Base), fmtx.FormatShare(f.Head), fmtx.FormatPP(f.Delta),
+				countsCell(f.HasEvidence(), f.BaseSamples, f.HeadSamples), pCell(f.HasEvidence(), f.P))
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -230,13 +233,13 @@ func pCell(ok bool, p float64) string {
 
 // mdMemory writes a memory diff's line and, collapsed, its tables of the
 // allocation sites that grew.
-func mdMemory(b *strings.Builder, d MemoryDiff) {
-	fmt.Fprintf(b, "\n%s\n", memoryLine(d, mdCode, mdText))
+func mdMemory(b *strings.Builder, d analysis.MemoryDiff) {
+	fmt.Fprintf(b, "\n%s\n", analysis.MemoryLine(d, MdCode, MdText))
 	fmt.Fprintf(b, "\n<details><summary>Allocation sites that grew most, per run</summary>\n\n")
-	fmt.Fprintf(b, "%s\n", mdText(memoryNote(d)))
+	fmt.Fprintf(b, "%s\n", MdText(memoryNote(d)))
 	for _, t := range []struct {
 		kind, unit string
-		sites      []AllocSite
+		sites      []analysis.AllocSite
 	}{{"bytes", "B", d.Space}, {"objects", "objects", d.Objects}} {
 		if len(t.sites) == 0 {
 			fmt.Fprintf(b, "\nNo allocation site's %s grew measurably.\n", t.kind)
@@ -244,9 +247,9 @@ func mdMemory(b *strings.Builder, d MemoryDiff) {
 		}
 		fmt.Fprintf(b, "\n| allocation site (%s) | base | head | Δ | samples | p |\n| :-- | --: | --: | --: | --: | --: |\n", t.kind)
 		for _, s := range t.sites {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdCode(shortFuncName(s.Name)),
-				formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), formatAllocDelta(s.Delta, t.unit),
-				countsCell(s.hasEvidence(), s.BaseSamples, s.HeadSamples), pCell(s.hasEvidence(), s.P))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", MdCode(analysis.ShortFuncName(s.Name)),
+				fmtx.FormatAlloc(s.Base, t.unit), fmtx.FormatAlloc(s.Head, t.unit), fmtx.FormatAllocDelta(s.Delta, t.unit),
+				countsCell(s.HasEvidence(), s.BaseSamples, s.HeadSamples), pCell(s.HasEvidence(), s.P))
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -254,9 +257,9 @@ func mdMemory(b *strings.Builder, d MemoryDiff) {
 
 // mdAttribution writes one benchmark's attribution: its sentences, then
 // a table of the phases, with shares only when total changed.
-func mdAttribution(b *strings.Builder, a Attribution) {
+func mdAttribution(b *strings.Builder, a analysis.Attribution) {
 	b.WriteString("\n")
-	for _, line := range attributionLines(a, mdCode) {
+	for _, line := range attributionLines(a, MdCode) {
 		b.WriteString(mdTextKeepCode(line) + "\n")
 	}
 	if a.Changed() {
@@ -266,31 +269,31 @@ func mdAttribution(b *strings.Builder, a Attribution) {
 	}
 	for _, p := range a.Phases {
 		if a.Changed() {
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-				formatPhasePct(p.DeltaPct), formatShareCell(p.SharePct), mdText(shareVerdict(p)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", MdCode(p.Phase), fmtx.FormatDelta(p.Delta, a.Unit),
+				formatPhasePct(p.DeltaPct), formatShareCell(p.SharePct), MdText(shareVerdict(p)))
 		} else {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdCode(p.Phase), formatDelta(p.Delta, a.Unit),
-				formatPhasePct(p.DeltaPct), mdText(shareVerdict(p)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", MdCode(p.Phase), fmtx.FormatDelta(p.Delta, a.Unit),
+				formatPhasePct(p.DeltaPct), MdText(shareVerdict(p)))
 		}
 	}
 	if a.Changed() {
-		fmt.Fprintf(b, "| the rest | %s | | %s | |\n", formatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
+		fmt.Fprintf(b, "| the rest | %s | | %s | |\n", fmtx.FormatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
 	}
 }
 
-// mdTextKeepCode escapes the text of a line whose code spans mdCode
+// mdTextKeepCode escapes the text of a line whose code spans MdCode
 // already made, leaving the spans alone.
 func mdTextKeepCode(line string) string {
 	parts := strings.Split(line, "`")
 	for i := 0; i < len(parts); i += 2 {
-		parts[i] = mdText(parts[i])
+		parts[i] = MdText(parts[i])
 	}
 	return strings.Join(parts, "`")
 }
 
-// mdCode formats s as inline code, with enough backticks to hold any it
+// MdCode formats s as inline code, with enough backticks to hold any it
 // contains.
-func mdCode(s string) string {
+func MdCode(s string) string {
 	ticks := "`"
 	for strings.Contains(s, ticks) {
 		ticks += "`"
@@ -304,11 +307,11 @@ func mdCode(s string) string {
 // mdCell escapes s for a table cell.
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(mdText(s), "|", `\|`)
+	return strings.ReplaceAll(MdText(s), "|", `\|`)
 }
 
-// mdText escapes the characters that would turn text into markup or HTML.
-func mdText(s string) string {
+// MdText escapes the characters that would turn text into markup or HTML.
+func MdText(s string) string {
 	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
 }
 

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import (
 	"math"
@@ -57,7 +57,7 @@ func TestULowerCriticalMatchesTables(t *testing.T) {
 	// with the exact value at its edge within one.
 	exact := uLowerCritical(50, 50, 0.025)
 	mn := 2500.0
-	approx := int(math.Floor(mn/2 + 0.5 + normalQuantile(0.025)*math.Sqrt(mn*101/12)))
+	approx := int(math.Floor(mn/2 + 0.5 + NormalQuantile(0.025)*math.Sqrt(mn*101/12)))
 	if d := exact - approx; d < -1 || d > 1 {
 		t.Errorf("50 and 50 values: exact k %d, normal approximation %d", exact, approx)
 	}
@@ -88,7 +88,7 @@ func TestHodgesLehmannEstimate(t *testing.T) {
 	for i, v := range base {
 		head[i] = v * 1.1
 	}
-	s := hodgesLehmann(base, head, 0.95)
+	s := HodgesLehmann(base, head, 0.95)
 	if !s.Log || math.Abs(s.Pct-10) > 1e-9 {
 		t.Errorf("10%% slower: shift %+v", s)
 	}
@@ -96,7 +96,7 @@ func TestHodgesLehmannEstimate(t *testing.T) {
 		t.Errorf("10%% slower: interval [%v, %v] around %v", s.Lo, s.Hi, s.Pct)
 	}
 	// With a zero value the shift is a difference over the base median.
-	s = hodgesLehmann([]float64{0, 1, 2}, []float64{1, 2, 3}, 0.95)
+	s = HodgesLehmann([]float64{0, 1, 2}, []float64{1, 2, 3}, 0.95)
 	if s.Log || math.Abs(s.Pct-100) > 1e-9 || !math.IsInf(s.Lo, -1) {
 		t.Errorf("difference shift of 1 on a base median of 1: %+v (want +100%%, no interval at 3 values)", s)
 	}
@@ -116,7 +116,7 @@ func TestHodgesLehmannIntervalCoverage(t *testing.T) {
 		for i := range h {
 			h[i] = 1.03 * math.Exp(0.05*rng.NormFloat64())
 		}
-		s := hodgesLehmann(b, h, 0.95)
+		s := HodgesLehmann(b, h, 0.95)
 		if s.Lo <= 3 && 3 <= s.Hi {
 			covered++
 		}

@@ -1,11 +1,18 @@
-package analysis
+package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 )
+
+func ExampleNewDesign() {
+	d := NewDesign(10, 30)
+	fmt.Println(d.Planned())
+	// Output: [10 15 20 25 30]
+}
 
 // Published Lan–DeMets boundaries for five equally spaced looks at
 // two-sided α = 0.05 (Jennison and Turnbull 2000, table 7.6; the same
@@ -71,7 +78,7 @@ func TestBoundariesSpendAlpha(t *testing.T) {
 func TestThresholdsOfOneLookAreAlpha(t *testing.T) {
 	for _, spending := range Spendings {
 		for _, alpha := range []float64{0.05, 0.01, 0.0125} {
-			th := thresholds(spending, alpha, []float64{1})
+			th := Thresholds(spending, alpha, []float64{1})
 			if math.Abs(th[0]-alpha) > 1e-9 {
 				t.Errorf("%s α=%v: one look's threshold %v", spending, alpha, th[0])
 			}
@@ -87,9 +94,9 @@ func TestDefaultDesignThresholds(t *testing.T) {
 	if got := d.Planned(); !slices.Equal(got, []int{10, 15, 20, 25, 30}) {
 		t.Fatalf("planned looks %v", got)
 	}
-	frac := Looks{Runs: d.Planned(), Max: d.Max}.fractions(6)
+	frac := Looks{Runs: d.Planned(), Max: d.Max}.Fractions(6)
 	for _, spending := range Spendings {
-		th := thresholds(spending, 0.05, frac)
+		th := Thresholds(spending, 0.05, frac)
 		sum := 0.0
 		for i, p := range th {
 			if !(p > 0 && p < 0.05) {
@@ -102,7 +109,7 @@ func TestDefaultDesignThresholds(t *testing.T) {
 		}
 	}
 	// O'Brien–Fleming keeps most of α for the last look.
-	if th := thresholds(SpendingOBrienFleming, 0.05, frac); th[4] < 0.035 || th[0] > 0.001 {
+	if th := Thresholds(SpendingOBrienFleming, 0.05, frac); th[4] < 0.035 || th[0] > 0.001 {
 		t.Errorf("O'Brien–Fleming thresholds %v: want the first below 0.001 and the last above 0.035", th)
 	}
 }
@@ -122,7 +129,7 @@ func TestLooksFractions(t *testing.T) {
 		// More runs than the planned most: the last look is fraction 1.
 		{Looks{Runs: []int{10, 40}, Max: 30}, []float64{0.25, 1}},
 	} {
-		if got := tc.looks.fractions(6); !slices.Equal(got, tc.want) {
+		if got := tc.looks.Fractions(6); !slices.Equal(got, tc.want) {
 			t.Errorf("%+v: fractions %v, want %v", tc.looks, got, tc.want)
 		}
 	}
@@ -143,10 +150,10 @@ func TestDesignRunStopsWhenSettledOrAtMax(t *testing.T) {
 	}
 }
 
-// stepDown at one look is Holm's method: the same adjusted p-values.
+// StepDown at one look is Holm's method: the same adjusted p-values.
 func TestStepDownAtOneLookIsHolm(t *testing.T) {
 	p := []float64{0.01, 0.04, 0.002, 0.3, 0.011}
-	_, adj := stepDown(p, 0.05, SpendingOBrienFleming, []float64{1})
+	_, adj := StepDown(p, 0.05, SpendingOBrienFleming, []float64{1})
 	want := Holm(p)
 	for i := range p {
 		if math.Abs(adj[i]-want[i]) > 1e-12 {
@@ -162,10 +169,10 @@ func TestStepDownAtOneLookIsHolm(t *testing.T) {
 func TestStepDownThresholdsAndRejection(t *testing.T) {
 	frac := []float64{1.0 / 3, 2.0 / 3, 1}
 	p := []float64{0.0001, 0.02, 0.012, 0.9}
-	th, adj := stepDown(p, 0.05, SpendingOBrienFleming, frac)
+	th, adj := StepDown(p, 0.05, SpendingOBrienFleming, frac)
 	order := []int{0, 2, 1, 3} // p ascending
 	for k, i := range order {
-		want := thresholds(SpendingOBrienFleming, 0.05/float64(len(p)-k), frac)[2]
+		want := Thresholds(SpendingOBrienFleming, 0.05/float64(len(p)-k), frac)[2]
 		if th[i] != want {
 			t.Errorf("step %d (p=%v): threshold %v, want %v", k, p[i], th[i], want)
 		}

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import (
 	"math"
@@ -32,23 +32,27 @@ type Shift struct {
 	base float64
 	// b and h are the sorted values the shift was estimated on
 	// (logarithms, or values over the base median's magnitude), for
-	// intervals at other levels (Shift.at).
+	// intervals at other levels (Shift.At).
 	b, h []float64
-	// d are a paired shift's rounds' log ratios (pairedShiftOf), for its
+	// d are a paired shift's rounds' log ratios (PairedShiftOf), for its
 	// intervals at other levels; nil for an unpaired one. p is its
 	// signed-rank p-value.
 	d []float64
 	p float64
 	// raw says b and h are the raw values of a base whose median is 0
-	// (no percentage): at moves only AbsLo and AbsHi.
+	// (no percentage): At moves only AbsLo and AbsHi.
 	raw bool
 }
 
-// at returns the shift with its interval at another confidence: the
+// PairedP is a paired shift's signed-rank p-value (PairedShiftOf); 0 for
+// an unpaired one.
+func (s Shift) PairedP() float64 { return s.p }
+
+// At returns the shift with its interval at another confidence: the
 // same estimate, from the same values, so that an interval at a look's
 // level (a repeated confidence interval) and the one at
 // Options.Confidence are of one construction.
-func (s Shift) at(confidence float64) Shift {
+func (s Shift) At(confidence float64) Shift {
 	out := s
 	out.Lo, out.Hi, out.AbsLo, out.AbsHi = math.Inf(-1), math.Inf(1), math.Inf(-1), math.Inf(1)
 	switch {
@@ -80,9 +84,9 @@ func (s Shift) at(confidence float64) Shift {
 	return out
 }
 
-// hodgesLehmann returns the shift of head against base at the given
+// HodgesLehmann returns the shift of head against base at the given
 // confidence. Both must hold at least one value; neither is modified.
-func hodgesLehmann(base, head []float64, confidence float64) Shift {
+func HodgesLehmann(base, head []float64, confidence float64) Shift {
 	b, h := slices.Clone(base), slices.Clone(head)
 	positive := true
 	for _, v := range slices.Concat(b, h) {
@@ -93,7 +97,7 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 	}
 	s := Shift{Pct: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), AbsLo: math.Inf(-1), AbsHi: math.Inf(1), Log: positive}
 	scale := 1.0
-	s.base = median(slices.Sorted(slices.Values(base)))
+	s.base = Median(slices.Sorted(slices.Values(base)))
 	if positive {
 		for i := range b {
 			b[i] = math.Log(b[i])
@@ -105,7 +109,7 @@ func hodgesLehmann(base, head []float64, confidence float64) Shift {
 	slices.Sort(b)
 	slices.Sort(h)
 	if !positive {
-		scale = math.Abs(median(b))
+		scale = math.Abs(Median(b))
 		if scale == 0 {
 			// No percentage of a zero median, except for no change at
 			// all: every value equal, as a counter that stays at 0. The
@@ -285,7 +289,7 @@ func uLowerCritical(m, n int, alpha float64) int {
 		mn := float64(m * n)
 		sd := math.Sqrt(mn * float64(m+n+1) / 12)
 		// P(U ≤ k−1) ≈ Φ((k − 1 + 0.5 − mn/2)/sd) ≤ alpha.
-		k = int(math.Floor(mn/2 + 0.5 + normalQuantile(alpha)*sd))
+		k = int(math.Floor(mn/2 + 0.5 + NormalQuantile(alpha)*sd))
 		k = max(k, 0)
 	}
 	uCriticalCache.Store(key, k)
@@ -337,10 +341,10 @@ func uDistribution(m, n int) []float64 {
 	return prev[n]
 }
 
-// smallestUP returns the smallest two-sided p-value Mann-Whitney U can
+// SmallestUP returns the smallest two-sided p-value Mann-Whitney U can
 // give m and n untied values: 2/C(m+n, m), when the two samples do not
 // overlap at all.
-func smallestUP(m, n int) float64 {
+func SmallestUP(m, n int) float64 {
 	if m < 1 || n < 1 {
 		return 1
 	}
@@ -350,11 +354,11 @@ func smallestUP(m, n int) float64 {
 	return math.Min(1, 2*math.Exp(lm+ln-lc))
 }
 
-// runsToReach returns the fewest runs a side, at least from, with which
+// RunsToReach returns the fewest runs a side, at least from, with which
 // Mann-Whitney U can give a p-value below threshold.
-func runsToReach(threshold float64, from int) int {
+func RunsToReach(threshold float64, from int) int {
 	n := max(from, 1)
-	for smallestUP(n, n) >= threshold && n < 1<<20 {
+	for SmallestUP(n, n) >= threshold && n < 1<<20 {
 		n++
 	}
 	return n

@@ -1,9 +1,13 @@
-package analysis
+package render
 
 import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
+	"github.com/perfbot/perfbot/analysis/stats"
 )
 
 // A Formatter formats the pieces of a report's sentences for one
@@ -20,7 +24,7 @@ type Formatter struct {
 // Formatter given to NewView, so that a page and the comment can never
 // tell a comparison differently.
 type View struct {
-	Verdict Verdict `json:"verdict"`
+	Verdict analysis.Verdict `json:"verdict"`
 	// AA is true for a comparison of a revision with itself (and the
 	// same arguments): any change it reports is noise.
 	AA bool `json:"aa"`
@@ -65,14 +69,14 @@ type ViewTable struct {
 // A ViewRow is one row's cells, formatted as the comment's table.
 type ViewRow struct {
 	// Label names the row within its table; Key is its series.
-	Label string `json:"label"`
-	Key   Key    `json:"key"`
+	Label string       `json:"label"`
+	Key   analysis.Key `json:"key"`
 	// Base and Head are the two values the change compares, Delta the
 	// change with its interval, P the adjusted p-value ("—" untested,
 	// "exact" simulated), Floor the noise floor, VerdictText the verdict
 	// with its reason.
 	Base, Head, Delta, P, Floor, VerdictText string
-	Verdict                                  Verdict
+	Verdict                                  analysis.Verdict
 	// Changed is true for a regression or an improvement.
 	Changed bool
 	// DeltaPct, Lo and Hi are the change and its interval in percent
@@ -121,7 +125,7 @@ type ViewAttribution struct {
 // A ViewShare is one phase's part of total's change.
 type ViewShare struct {
 	Phase, Delta, DeltaPct, Share, VerdictText string
-	Verdict                                    Verdict
+	Verdict                                    analysis.Verdict
 	// SharePct is the share in percent, NaN where none is given.
 	SharePct float64 `json:"-"`
 	// Rest marks the part no significant phase accounts for.
@@ -139,12 +143,12 @@ type ViewMemory struct {
 // sentence built by the comment's own helpers can be formatted for any
 // rendering afterwards. They are control characters no report holds.
 const (
-	codeOpen, codeClose     = "\x01", "\x02"
-	strongOpen, strongClose = "\x03", "\x04"
+	CodeOpen, CodeClose     = "\x01", "\x02"
+	StrongOpen, StrongClose = "\x03", "\x04"
 )
 
-func markCode(s string) string   { return codeOpen + s + codeClose }
-func markStrong(s string) string { return strongOpen + s + strongClose }
+func markCode(s string) string   { return CodeOpen + s + CodeClose }
+func markStrong(s string) string { return StrongOpen + s + StrongClose }
 func markNone(s string) string   { return s }
 
 // apply formats a marked sentence: the pieces between markers by Code
@@ -163,15 +167,15 @@ func (f Formatter) apply(s string) string {
 	}
 	var b strings.Builder
 	for s != "" {
-		i := strings.IndexAny(s, codeOpen+strongOpen)
+		i := strings.IndexAny(s, CodeOpen+StrongOpen)
 		if i < 0 {
 			b.WriteString(text(s))
 			break
 		}
 		b.WriteString(text(s[:i]))
-		open, end, fmtr := s[i:i+1], codeClose, code
-		if open == strongOpen {
-			end, fmtr = strongClose, strong
+		open, end, fmtr := s[i:i+1], CodeClose, code
+		if open == StrongOpen {
+			end, fmtr = StrongClose, strong
 		}
 		j := strings.Index(s[i+1:], end)
 		if j < 0 { // unbalanced: never made by the view
@@ -185,7 +189,7 @@ func (f Formatter) apply(s string) string {
 }
 
 // NewView words r for a rendering that formats its pieces with f.
-func NewView(r *Report, f Formatter) *View {
+func NewView(r *analysis.Report, f Formatter) *View {
 	v := &View{
 		Verdict:     r.Verdict,
 		AA:          r.Base != "" && r.Base == r.Head && !r.Variants(),
@@ -198,7 +202,7 @@ func NewView(r *Report, f Formatter) *View {
 		Memory:      []ViewMemory{},
 		Warnings:    []string{},
 	}
-	if r.Verdict != VerdictError && r.Options.Alpha > 0 { // a report stored without its options says nothing of them
+	if r.Verdict != analysis.VerdictError && r.Options.Alpha > 0 { // a report stored without its options says nothing of them
 		v.Method = f.apply(methodLine(r) + " " + estimateLine(r))
 	}
 	if line := mdeLine(r, markCode); line != "" {
@@ -229,7 +233,7 @@ func NewView(r *Report, f Formatter) *View {
 	return v
 }
 
-func viewTable(r *Report, g rowGroup, f Formatter) ViewTable {
+func viewTable(r *analysis.Report, g rowGroup, f Formatter) ViewTable {
 	t := ViewTable{Benchmark: g.benchmark, Unit: g.unit, Title: f.apply(g.unitTitle()), FirstColumn: f.apply(g.firstColumn()),
 		Simulated: g.simulated(), Explanations: []ViewExplanation{}}
 	for _, row := range g.rows {
@@ -246,8 +250,8 @@ func viewTable(r *Report, g rowGroup, f Formatter) ViewTable {
 		})
 	}
 	for _, e := range explainedRows(r, g) {
-		x := ViewExplanation{Phase: e.expl.Phase, Line: f.apply(explanationLine(e.expl, e.diff, markStrong, markCode, markNone))}
-		if d := e.diff; d != nil && (len(d.Flat) > 0 || len(d.Cum) > 0) {
+		x := ViewExplanation{Phase: e.Expl.Phase, Line: f.apply(analysis.ExplanationLine(e.Expl, e.Diff, markStrong, markCode, markNone))}
+		if d := e.Diff; d != nil && (len(d.Flat) > 0 || len(d.Cum) > 0) {
 			x.Profile = profileDetail(*d, f)
 		}
 		t.Explanations = append(t.Explanations, x)
@@ -256,15 +260,15 @@ func viewTable(r *Report, g rowGroup, f Formatter) ViewTable {
 }
 
 // profileDetail is the comment's collapsed section of a profile diff.
-func profileDetail(d ProfileDiff, f Formatter) *ViewDetail {
+func profileDetail(d analysis.ProfileDiff, f Formatter) *ViewDetail {
 	det := &ViewDetail{
-		Caption: f.apply(fmt.Sprintf("%s profile of %s: the functions whose share grew most", profileWhat(d), markCode(d.Phase))),
+		Caption: f.apply(fmt.Sprintf("%s profile of %s: the functions whose share grew most", analysis.ProfileWhat(d), markCode(d.Phase))),
 		Note:    f.apply(profileNote(d)),
 		Lists:   []ViewList{}, Empty: []string{},
 	}
 	for _, l := range []struct {
 		kind   string
-		shares []FuncShare
+		shares []analysis.FuncShare
 	}{{"flat", d.Flat}, {"cum", d.Cum}} {
 		if len(l.shares) == 0 {
 			det.Empty = append(det.Empty, f.apply(fmt.Sprintf("No function's %s share grew measurably.", l.kind)))
@@ -272,8 +276,8 @@ func profileDetail(d ProfileDiff, f Formatter) *ViewDetail {
 		}
 		list := ViewList{Columns: []string{"function (" + l.kind + ")", "base", "head", "Δ", "samples", "p"}}
 		for _, s := range l.shares {
-			list.Rows = append(list.Rows, []string{f.apply(markCode(shortFuncName(s.Name))), f.apply(formatShare(s.Base)), f.apply(formatShare(s.Head)),
-				f.apply(formatPP(s.Delta)), f.apply(countsCell(s.hasEvidence(), s.BaseSamples, s.HeadSamples)), f.apply(evidenceP(s.hasEvidence(), s.P))})
+			list.Rows = append(list.Rows, []string{f.apply(markCode(analysis.ShortFuncName(s.Name))), f.apply(fmtx.FormatShare(s.Base)), f.apply(fmtx.FormatShare(s.Head)),
+				f.apply(fmtx.FormatPP(s.Delta)), f.apply(countsCell(s.HasEvidence(), s.BaseSamples, s.HeadSamples)), f.apply(evidenceP(s.HasEvidence(), s.P))})
 		}
 		det.Lists = append(det.Lists, list)
 	}
@@ -281,8 +285,8 @@ func profileDetail(d ProfileDiff, f Formatter) *ViewDetail {
 }
 
 // viewMemory is the comment's memory line and its collapsed tables.
-func viewMemory(d MemoryDiff, f Formatter) ViewMemory {
-	m := ViewMemory{Line: f.apply(memoryLine(d, markCode, markNone))}
+func viewMemory(d analysis.MemoryDiff, f Formatter) ViewMemory {
+	m := ViewMemory{Line: f.apply(analysis.MemoryLine(d, markCode, markNone))}
 	m.Detail = ViewDetail{
 		Caption: f.apply("Allocation sites that grew most, per run"),
 		Note:    f.apply(memoryNote(d)),
@@ -290,7 +294,7 @@ func viewMemory(d MemoryDiff, f Formatter) ViewMemory {
 	}
 	for _, l := range []struct {
 		kind, unit string
-		sites      []AllocSite
+		sites      []analysis.AllocSite
 	}{{"bytes", "B", d.Space}, {"objects", "objects", d.Objects}} {
 		if len(l.sites) == 0 {
 			m.Detail.Empty = append(m.Detail.Empty, f.apply(fmt.Sprintf("No allocation site's %s grew measurably.", l.kind)))
@@ -298,8 +302,8 @@ func viewMemory(d MemoryDiff, f Formatter) ViewMemory {
 		}
 		list := ViewList{Columns: []string{"allocation site (" + l.kind + ")", "base", "head", "Δ", "samples", "p"}}
 		for _, s := range l.sites {
-			list.Rows = append(list.Rows, []string{f.apply(markCode(shortFuncName(s.Name))), f.apply(formatAlloc(s.Base, l.unit)), f.apply(formatAlloc(s.Head, l.unit)),
-				f.apply(formatAllocDelta(s.Delta, l.unit)), f.apply(countsCell(s.hasEvidence(), s.BaseSamples, s.HeadSamples)), f.apply(evidenceP(s.hasEvidence(), s.P))})
+			list.Rows = append(list.Rows, []string{f.apply(markCode(analysis.ShortFuncName(s.Name))), f.apply(fmtx.FormatAlloc(s.Base, l.unit)), f.apply(fmtx.FormatAlloc(s.Head, l.unit)),
+				f.apply(fmtx.FormatAllocDelta(s.Delta, l.unit)), f.apply(countsCell(s.HasEvidence(), s.BaseSamples, s.HeadSamples)), f.apply(evidenceP(s.HasEvidence(), s.P))})
 		}
 		m.Detail.Lists = append(m.Detail.Lists, list)
 	}
@@ -312,21 +316,21 @@ func evidenceP(ok bool, p float64) string {
 	if !ok {
 		return "—"
 	}
-	return formatP(p)
+	return fmtx.FormatP(p)
 }
 
-func viewAttribution(a Attribution, f Formatter) ViewAttribution {
+func viewAttribution(a analysis.Attribution, f Formatter) ViewAttribution {
 	va := ViewAttribution{Benchmark: a.Benchmark, Unit: a.Unit, Changed: a.Changed(), Parts: []ViewShare{}}
 	for _, line := range attributionLines(a, markCode) {
 		va.Lines = append(va.Lines, f.apply(line))
 	}
 	for _, p := range a.Phases {
-		va.Parts = append(va.Parts, ViewShare{Phase: f.apply(markCode(p.Phase)), Delta: f.apply(formatDelta(p.Delta, a.Unit)),
+		va.Parts = append(va.Parts, ViewShare{Phase: f.apply(markCode(p.Phase)), Delta: f.apply(fmtx.FormatDelta(p.Delta, a.Unit)),
 			DeltaPct: f.apply(formatPhasePct(p.DeltaPct)), Share: f.apply(formatShareCell(p.SharePct)), VerdictText: f.apply(shareVerdict(p)),
 			Verdict: p.Verdict, SharePct: drawnShare(a, p.SharePct)})
 	}
 	if a.Changed() {
-		va.Parts = append(va.Parts, ViewShare{Phase: f.apply("the rest"), Delta: f.apply(formatDelta(a.Unexplained, a.Unit)),
+		va.Parts = append(va.Parts, ViewShare{Phase: f.apply("the rest"), Delta: f.apply(fmtx.FormatDelta(a.Unexplained, a.Unit)),
 			Share: f.apply(formatShareCell(a.UnexplainedSharePct)), SharePct: drawnShare(a, a.UnexplainedSharePct), Rest: true})
 	}
 	return va
@@ -334,8 +338,8 @@ func viewAttribution(a Attribution, f Formatter) ViewAttribution {
 
 // drawnShare is a share to draw: NaN where total did not change or the
 // share is not given.
-func drawnShare(a Attribution, x float64) float64 {
-	if !a.Changed() || !finite(x) {
+func drawnShare(a analysis.Attribution, x float64) float64 {
+	if !a.Changed() || !stats.Finite(x) {
 		return math.NaN()
 	}
 	return x
@@ -343,15 +347,15 @@ func drawnShare(a Attribution, x float64) float64 {
 
 // profileNote says what a profile diff's tables show, as the comment and
 // the dashboard word it (plain text).
-func profileNote(d ProfileDiff) string {
+func profileNote(d analysis.ProfileDiff) string {
 	return fmt.Sprintf("Shares of the %s samples labelled phase=%s in each side's merged profiles: base %s; head %s. Flat: the function itself was running; cum: it was on the stack. Δ in percentage points. Listed only when the share grew measurably: %s (p adjusted over the functions tested).",
-		profileWhat(d), d.Phase, profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
-		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit), profileTestNote())
+		analysis.ProfileWhat(d), d.Phase, profileSide(d.BaseProfiles, d.BaseSamples, d.BaseValue, d.Unit),
+		profileSide(d.HeadProfiles, d.HeadSamples, d.HeadValue, d.Unit), analysis.ProfileTestNote())
 }
 
 // memoryNote says what a memory diff's tables show (plain text).
-func memoryNote(d MemoryDiff) string {
+func memoryNote(d analysis.MemoryDiff) string {
 	return fmt.Sprintf("Heap profiles (alloc_space, alloc_objects), the mean of each side's runs: base %s, %s and %s a run; head %s, %s and %s a run. They cover whole runs (setup, warm-ups and proofs), not phases: Go's heap profiles carry no labels. Listed only when the site grew measurably: %s (samples: the allocations sampled, or the bytes in sampling periods, in all of a side's profiles; p adjusted over the sites tested).",
-		plural(d.BaseProfiles, "profile"), formatAlloc(d.BaseSpace, "B"), formatAlloc(d.BaseObjects, "objects"),
-		plural(d.HeadProfiles, "profile"), formatAlloc(d.HeadSpace, "B"), formatAlloc(d.HeadObjects, "objects"), memoryTestNote())
+		fmtx.Plural(d.BaseProfiles, "profile"), fmtx.FormatAlloc(d.BaseSpace, "B"), fmtx.FormatAlloc(d.BaseObjects, "objects"),
+		fmtx.Plural(d.HeadProfiles, "profile"), fmtx.FormatAlloc(d.HeadSpace, "B"), fmtx.FormatAlloc(d.HeadObjects, "objects"), analysis.MemoryTestNote())
 }

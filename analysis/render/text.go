@@ -1,4 +1,4 @@
-package analysis
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/perfbot/perfbot/analysis"
+	"github.com/perfbot/perfbot/analysis/internal/fmtx"
 )
 
 // RenderText writes all of r for a terminal: the verdict, aligned tables
@@ -13,16 +16,16 @@ import (
 // every regressed phase an Explanation explains), the memory diffs, the
 // attribution, the warnings with failed runs, and the environment. It
 // uses no Markdown. RenderTextBrief writes what fits a screen.
-func RenderText(w io.Writer, r *Report) error { return renderText(w, r, false) }
+func RenderText(w io.Writer, r *analysis.Report) error { return renderText(w, r, false) }
 
 // RenderTextBrief writes r for a terminal as a screen holds it: the
 // verdict, the primary tables with their explanation lines, what the
 // runs could not see, the failed runs, the attribution's sentences and a
 // count of what RenderText adds (other units, warnings, memory diffs,
 // environment).
-func RenderTextBrief(w io.Writer, r *Report) error { return renderText(w, r, true) }
+func RenderTextBrief(w io.Writer, r *analysis.Report) error { return renderText(w, r, true) }
 
-func renderText(w io.Writer, r *Report, brief bool) error {
+func renderText(w io.Writer, r *analysis.Report, brief bool) error {
 	var b strings.Builder
 	plain := func(s string) string { return s }
 	fmt.Fprintf(&b, "perfbot: %s\n%s\n\n", verdictWord(r.Verdict), wrapText(headline(r, plain), ""))
@@ -34,7 +37,7 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		// Apart from the table: a long path would widen its columns.
 		fmt.Fprintf(&b, "config  %s\n", r.Config)
 	}
-	if r.Verdict != VerdictError {
+	if r.Verdict != analysis.VerdictError {
 		if brief {
 			fmt.Fprintf(&b, "%s\n", wrapText(estimateLine(r), ""))
 		} else {
@@ -72,18 +75,18 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		fmt.Fprintf(&b, "\n%s\n", line)
 	}
 	for _, d := range r.MemoryDiffs {
-		fmt.Fprintf(&b, "\n%s\n", memoryLine(d, plain, plain))
+		fmt.Fprintf(&b, "\n%s\n", analysis.MemoryLine(d, plain, plain))
 		for _, t := range []struct {
 			unit  string
-			sites []AllocSite
+			sites []analysis.AllocSite
 		}{{"B", d.Space}, {"objects", d.Objects}} {
 			for _, s := range t.sites {
 				evidence := ""
-				if s.hasEvidence() {
-					evidence = ", " + formatPEq(s.P)
+				if s.HasEvidence() {
+					evidence = ", " + fmtx.FormatPEq(s.P)
 				}
-				fmt.Fprintf(&b, "  %s a run (%s → %s%s), %s\n", formatAllocDelta(s.Delta, t.unit),
-					formatAlloc(s.Base, t.unit), formatAlloc(s.Head, t.unit), evidence, shortFuncName(s.Name))
+				fmt.Fprintf(&b, "  %s a run (%s → %s%s), %s\n", fmtx.FormatAllocDelta(s.Delta, t.unit),
+					fmtx.FormatAlloc(s.Base, t.unit), fmtx.FormatAlloc(s.Head, t.unit), evidence, analysis.ShortFuncName(s.Name))
 			}
 		}
 	}
@@ -109,14 +112,14 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 		}
 		for _, p := range a.Phases {
 			if a.Changed() {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct),
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", p.Phase, fmtx.FormatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct),
 					formatShareCell(p.SharePct), shareVerdict(p))
 			} else {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Phase, formatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct), shareVerdict(p))
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", p.Phase, fmtx.FormatDelta(p.Delta, a.Unit), formatPhasePct(p.DeltaPct), shareVerdict(p))
 			}
 		}
 		if a.Changed() {
-			fmt.Fprintf(tw, "  the rest\t%s\t\t%s\t\n", formatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
+			fmt.Fprintf(tw, "  the rest\t%s\t\t%s\t\n", fmtx.FormatDelta(a.Unexplained, a.Unit), formatShareCell(a.UnexplainedSharePct))
 		}
 		tw.Flush()
 	}
@@ -149,7 +152,7 @@ func renderText(w io.Writer, r *Report, brief bool) error {
 
 // textFailures writes the failed runs, each distinct failure with the
 // end of its output.
-func textFailures(b *strings.Builder, r *Report) {
+func textFailures(b *strings.Builder, r *analysis.Report) {
 	if len(r.Failures) == 0 {
 		return
 	}
@@ -168,13 +171,13 @@ func textFailures(b *strings.Builder, r *Report) {
 // "Not shown: 3 warnings, 2 other units, environment (--verbose shows
 // everything)." It names the failed runs too, which a reader must not
 // miss; "" when nothing is left out.
-func briefOmits(r *Report) string {
+func briefOmits(r *analysis.Report) string {
 	var parts []string
 	if n := len(r.Warnings); n > 0 {
-		parts = append(parts, plural(n, "warning"))
+		parts = append(parts, fmtx.Plural(n, "warning"))
 	}
 	if n := len(otherUnits(r)); n > 0 {
-		parts = append(parts, plural(n, "other unit"))
+		parts = append(parts, fmtx.Plural(n, "other unit"))
 	}
 	if len(r.Attribution) > 0 {
 		parts = append(parts, "the attribution table")
@@ -191,7 +194,7 @@ func briefOmits(r *Report) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Not shown: " + joinAnd(parts) + " (--verbose shows everything; --format markdown and json hold it too)."
+	return "Not shown: " + analysis.JoinAnd(parts) + " (--verbose shows everything; --format markdown and json hold it too)."
 }
 
 // trimLines removes the spaces tabwriter leaves at the end of lines.
@@ -230,7 +233,7 @@ func textTable(b *strings.Builder, g rowGroup) {
 
 // textProfileLines writes, under a group's table, the explanation of
 // each explained row.
-func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
+func textProfileLines(b *strings.Builder, r *analysis.Report, g rowGroup) {
 	rows := explainedRows(r, g)
 	if len(rows) == 0 {
 		return
@@ -238,7 +241,7 @@ func textProfileLines(b *strings.Builder, r *Report, g rowGroup) {
 	b.WriteString("\n")
 	plain := func(s string) string { return s }
 	for _, e := range rows {
-		fmt.Fprintf(b, "%s\n", wrapText("  "+explanationLine(e.expl, e.diff, plain, plain, plain), "    "))
+		fmt.Fprintf(b, "%s\n", wrapText("  "+analysis.ExplanationLine(e.Expl, e.Diff, plain, plain, plain), "    "))
 	}
 }
 

@@ -1,4 +1,4 @@
-package analysis
+package stats
 
 import (
 	"math"
@@ -27,7 +27,7 @@ func TestSignedRankExactPMatchesEnumeration(t *testing.T) {
 			for i := range order {
 				order[i] = i
 			}
-			slices.SortFunc(order, func(a, b int) int { return cmpFloat(math.Abs(d[a]), math.Abs(d[b])) })
+			slices.SortFunc(order, func(a, b int) int { return CmpFloat(math.Abs(d[a]), math.Abs(d[b])) })
 			rank := make([]float64, n)
 			for r, i := range order {
 				rank[i] = float64(r + 1)
@@ -187,11 +187,11 @@ func TestPairingByRoundNarrowsTheIntervalAndKeepsAlpha(t *testing.T) {
 		}
 		b, h = world(0.02)
 		p := signedRank(ratios(b, h), 0.95)
-		u := hodgesLehmann(b, h, 0.95)
+		u := HodgesLehmann(b, h, 0.95)
 		pairedW = append(pairedW, math.Expm1(p.Hi)*100-math.Expm1(p.Lo)*100)
 		unpairedW = append(unpairedW, u.Hi-u.Lo)
 	}
-	lo, hi := clopperPearson(rejected, sims, 0.95)
+	lo, hi := ClopperPearson(rejected, sims, 0.95)
 	t.Logf("no change: %d of %d rejected at α = %v (95%% CI %.4f–%.4f)", rejected, sims, alpha, lo, hi)
 	if lo > alpha {
 		t.Errorf("paired test rejects %d of %d with no change: above α = %v", rejected, sims, alpha)
