@@ -212,6 +212,7 @@ func (r *Runner) Compare(ctx context.Context, req CompareRequest) (*CompareResul
 		ss.prog.most = len(cfg.Benchmarks) * len(sides) * (warm + design.Max)
 		ss.prog.observe = req.OnProgress
 		meter := r.startLoad(ctx)
+		defer meter.close()
 		warmStart := time.Now()
 		if err := ss.rounds(ctx, sides, warm, false); err != nil {
 			return nil, err

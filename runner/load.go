@@ -48,6 +48,14 @@ func (r *Runner) startLoad(ctx context.Context) *loadMeter {
 	return m
 }
 
+// close stops the usage meter's sampling, for a comparison that ends
+// without stop.
+func (m *loadMeter) close() {
+	if m.usage != nil {
+		m.usage.Close()
+	}
+}
+
 // stop ends the watch. It returns the caveats for the report, the usage
 // over the runs, and the inputs to store with the comparison: the system
 // report and the usage.
@@ -70,15 +78,12 @@ func loadCaveats(u system.Usage) []string {
 	}
 	var out []string
 	if u.OtherCPUs > maxOtherCPUs {
-		var top []string
-		for _, p := range u.Top {
-			if p.CPUPct >= 1 {
-				top = append(top, fmt.Sprintf("%s (pid %d) %.0f%%", p.Comm, p.PID, p.CPUPct))
-			}
-		}
 		busiest := ""
-		if len(top) > 0 {
-			busiest = " (busiest, in % of one CPU: " + strings.Join(top[:min(len(top), 3)], ", ") + ")"
+		if top := busiestCommands(u); len(top) > 0 {
+			busiest = " (busiest, in % of one CPU: " + strings.Join(top, ", ") + ")"
+		}
+		if u.UnattributedPct >= 10 && u.UnattributedPct >= u.OtherCPUs*100/5 {
+			busiest += fmt.Sprintf(" (%.0f%% of one CPU not put down to any process)", u.UnattributedPct)
 		}
 		wall := u.Wall.Round(time.Second)
 		if u.Wall < 10*time.Second {
@@ -94,6 +99,35 @@ func loadCaveats(u system.Usage) []string {
 		out = append(out, fmt.Sprintf("%d pages were swapped in during the runs: memory pressure slows runs unevenly", u.SwapIns))
 	}
 	return out
+}
+
+// busiestCommands names the three commands that used the most CPU,
+// those at 1% of one CPU or more: "cc1 ×50 120%" for fifty processes
+// named cc1, "sh (pid 7) 100%" for one, "make's children 40%" for the
+// children no sample saw. A Usage without Commands names its Top
+// processes.
+func busiestCommands(u system.Usage) []string {
+	var top []string
+	for _, c := range u.Commands {
+		switch {
+		case c.CPUPct < 1 || len(top) == 3:
+		case c.Processes > 1:
+			top = append(top, fmt.Sprintf("%s ×%d %.0f%%", c.Comm, c.Processes, c.CPUPct))
+		case c.Processes == 1:
+			top = append(top, fmt.Sprintf("%s (pid %d) %.0f%%", c.Comm, c.PID, c.CPUPct))
+		default:
+			top = append(top, fmt.Sprintf("%s %.0f%%", c.Comm, c.CPUPct))
+		}
+	}
+	if u.Commands != nil {
+		return top
+	}
+	for _, p := range u.Top {
+		if p.CPUPct >= 1 && len(top) < 3 {
+			top = append(top, fmt.Sprintf("%s (pid %d) %.0f%%", p.Comm, p.PID, p.CPUPct))
+		}
+	}
+	return top
 }
 
 // dynamicFindings are perfbot system's findings about what ran in its

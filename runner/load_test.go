@@ -3,9 +3,13 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +35,19 @@ func TestLoadCaveats(t *testing.T) {
 		strings.Contains(c[0], "idle") ||
 		!strings.Contains(c[1], "7.5% of the CPU time to other guests") || !strings.Contains(c[2], "12 pages were swapped in") {
 		t.Errorf("a busy machine: %q", c)
+	}
+	// By command: fifty short cc1 processes, one loop, the unseen
+	// children of make, and a quarter of a CPU that nothing explains.
+	byCmd := system.Usage{Wall: 95 * time.Second, OtherCPUs: 1.85, UnattributedPct: 40,
+		Commands: []system.CommandUse{{Comm: "cc1", Processes: 50, PID: 70, CPUPct: 120.4}, {Comm: "sh", Processes: 1, PID: 9, CPUPct: 15}, {Comm: "make's children", PID: 5, CPUPct: 9.6}, {Comm: "go", Processes: 2, CPUPct: 0.4}},
+		Top:      []system.Process{{PID: 9, Comm: "sh", CPUPct: 15}}}
+	want := "other processes kept 1.85 CPUs busy on average during the 1m35s of runs (busiest, in % of one CPU: cc1 ×50 120%, sh (pid 9) 15%, make's children 10%) (40% of one CPU not put down to any process): "
+	if c := loadCaveats(byCmd); len(c) != 1 || !strings.HasPrefix(c[0], want) {
+		t.Errorf("by command: %q\nwant it to start %q", c, want)
+	}
+	byCmd.UnattributedPct = 9
+	if c := loadCaveats(byCmd); len(c) != 1 || strings.Contains(c[0], "not put down") {
+		t.Errorf("9%% not attributed, under a tenth of a CPU: %q", c)
 	}
 	if c := loadCaveats(system.Usage{Unavailable: "read /proc/stat: gone"}); len(c) != 1 || !strings.Contains(c[0], "not measured: read /proc/stat: gone") {
 		t.Errorf("no usage: %q", c)
@@ -127,4 +144,116 @@ func loopTicks(t *testing.T, pid int) uint64 {
 	u, _ := strconv.ParseUint(f[11], 10, 64)
 	k, _ := strconv.ParseUint(f[12], 10, 64)
 	return u + k
+}
+
+// Forty busy processes of a tenth of a second each, started one after
+// another by a shell that is not this test's child: most start and exit
+// between two of the meter's samples, yet the busy-machine warning names
+// their command with the CPU they used, which the shell's own `times`
+// reports (its children's user and system time).
+func TestLoadCaveatsNameShortLivedProcesses(t *testing.T) {
+	dir := t.TempDir()
+	// A command name of their own, which no other process on the
+	// machine has: the shell, under another name.
+	busy := filepath.Join(dir, "shortbusy")
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sh, busy); err != nil {
+		t.Fatal(err)
+	}
+	times := filepath.Join(dir, "times")
+	loop := fmt.Sprintf(`for i in $(seq 40); do timeout 0.1 %s -c 'while :; do :; done'; done; times > %s.tmp; mv %s.tmp %s; exec sleep 60`, busy, times, times, times)
+	for attempt := 1; ; attempt++ {
+		u, used := meterShortLived(t, loop, times)
+		var cmd system.CommandUse
+		for _, c := range u.Commands {
+			if c.Comm == "shortbusy" {
+				cmd = c
+			}
+		}
+		truth := used.Seconds() / u.Wall.Seconds() * 100 // in % of one CPU
+		if truth < 20 && attempt < 3 {
+			t.Logf("attempt %d: the processes got %.0f%% of a CPU, too little to tell; again", attempt, truth)
+			continue
+		}
+		c := loadCaveats(u)
+		named := 0.0
+		for _, c := range u.Commands {
+			named += c.CPUPct
+		}
+		t.Logf("truth %.0f%% of one CPU over %v (%v of CPU); others %.0f%%, named %.0f%%, unattributed %.0f%%; %+v; caveats %q", truth, u.Wall, used, u.OtherCPUs*100, named, u.UnattributedPct, u.Commands, c)
+		// Seen by some samples: a sample every quarter second over the
+		// four or more seconds of the loop, each process alive for a
+		// tenth; at most the forty.
+		if cmd.Processes < 3 || cmd.Processes > 40 {
+			t.Errorf("%d shortbusy processes seen, want 3 to 40", cmd.Processes)
+		}
+		// Seen or not, their time counts: within a sixth, and two clock
+		// ticks a second of the wall.
+		if slack := truth/6 + 2; math.Abs(cmd.CPUPct-truth) > slack {
+			t.Errorf("shortbusy used %.1f%% of one CPU by the meter, %.1f%% by the shell's times: more than %.1f apart", cmd.CPUPct, truth, slack)
+		}
+		// The warning names the three busiest commands: shortbusy, where
+		// it is one of them.
+		if i := slices.IndexFunc(u.Commands, func(c system.CommandUse) bool { return c.Comm == "shortbusy" }); i >= 0 && i < 3 && u.OtherCPUs > maxOtherCPUs {
+			m := regexp.MustCompile(`shortbusy ×(\d+) (\d+)%`).FindStringSubmatch(strings.Join(c, "\n"))
+			if m == nil {
+				t.Fatalf("the warning does not name shortbusy: %q", c)
+			}
+			if n, _ := strconv.Atoi(m[1]); n != cmd.Processes {
+				t.Errorf("the warning says ×%s, the usage %d", m[1], cmd.Processes)
+			}
+			if pct, _ := strconv.ParseFloat(m[2], 64); math.Abs(pct-truth) > truth/6+3 {
+				t.Errorf("the warning says %s%%, the shell's times %.0f%%", m[2], truth)
+			}
+		}
+		return
+	}
+}
+
+// meterShortLived runs loop in a shell that is not this process's child,
+// metered from its start until it writes the file times, and returns the
+// usage and the CPU its children used by that file.
+func meterShortLived(t *testing.T, loop, times string) (system.Usage, time.Duration) {
+	t.Helper()
+	os.Remove(times)
+	m, err := system.StartUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	out, err := exec.Command("sh", "-c", "sh -c \"$0\" </dev/null >/dev/null 2>&1 & echo $!", loop).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	var b []byte
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if b, err = os.ReadFile(times); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the loop did not finish in 2 minutes")
+		}
+	}
+	u := m.Stop()
+	// times prints the shell's user and system time, then its
+	// children's: "0m0.004000s 0m0.000000s\n0m3.981000s 0m0.012000s".
+	f := regexp.MustCompile(`(\d+)m([0-9.]+)s`).FindAllStringSubmatch(string(b), -1)
+	if len(f) != 4 {
+		t.Fatalf("times printed %q", b)
+	}
+	var used time.Duration
+	for _, x := range f[2:] {
+		mins, _ := strconv.Atoi(x[1])
+		secs, _ := strconv.ParseFloat(x[2], 64)
+		used += time.Duration(mins)*time.Minute + time.Duration(secs*float64(time.Second))
+	}
+	return u, used
 }

@@ -110,35 +110,30 @@ directory = "/usr/share/cargo/registry"
 offline = true
 `
 
-// criterionConfig builds the criterion benchmarks in a cargo target
-// directory shared by every revision (%s), so that criterion and its
-// dependencies compile once, and copies each revision's binary into its
-// own ${PERFBOT_OUT}: cargo names the binary alike for every revision.
-// Cargo decides what to rebuild by modification times, and a worktree
-// perfbot checked out earlier can be older than another revision's build:
-// touching the crate's sources makes cargo rebuild them. The binary runs
-// in the worktree and writes its results to target/criterion there.
-const criterionConfig = `build:
-  - - sh
-    - -c
-    - |
-      set -e
-      export CARGO_TARGET_DIR='%s'
-      find src benches -name '*.rs' -exec touch {} +
-      exe=$(cargo bench --offline --no-run --bench checksums --message-format=json-render-diagnostics | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
-      cp "$exe" "${PERFBOT_OUT}/checksums"
-benchmarks:
-  - name: checksums
-    command: ["${PERFBOT_OUT}/checksums", --bench, --noplot]
-    format: criterion
-    path: target/criterion
-# Eight runs a side, and up to twenty while unsettled: criterion times
-# the wall clock, which make test's other packages stretch (six fixed
-# runs found the doubled fold at p=0.123 once under that load).
-count: 8
+// rustStarterFor is perfbot init's starter for the crate in dir, as a
+// user would commit it, with the test's cargo target directory in place of
+// $HOME/.cache/perfbot/cargo-target (quoted in ”), a 1-minute timeout a
+// run, and the test's counts and thresholds (tail) in place of the
+// starter's.
+func rustStarterFor(t *testing.T, dir, target, tail string) string {
+	t.Helper()
+	text, _ := starterConfig(dir)
+	const shared = `"$HOME/.cache/perfbot/cargo-target"`
+	i := strings.Index(text, "# Runs a side")
+	if !strings.Contains(text, shared) || !strings.Contains(text, "    timeout: 30m\n") || i < 0 {
+		t.Fatalf("perfbot init's Rust starter changed: update rustStarterFor\n%s", text)
+	}
+	text = strings.Replace(text[:i], shared, "'"+target+"'", 1)
+	return strings.ReplaceAll(text, "    timeout: 30m\n", "    timeout: 1m\n") + tail
+}
+
+// criterionTail: eight runs a side, and up to twenty while unsettled:
+// criterion times the wall clock, which make test's other packages
+// stretch (six fixed runs found the doubled fold at p=0.123 once under
+// that load).
+const criterionTail = `count: 8
 warmup: 1
 max_count: 20
-timeout: 1m
 thresholds:
   alpha: 0.01
   min_change_pct: 10
@@ -236,8 +231,8 @@ func checkAA(t *testing.T, dir, head, db, data, cfg string) {
 }
 
 // A Rust crate's criterion benchmarks, built offline with cargo against
-// Debian's packaged criterion and compared through --config and format
-// criterion: the checksum made to take twice the steps is the regression,
+// Debian's packaged criterion and compared through --config with perfbot
+// init's starter for it (format criterion): the checksum made to take twice the steps is the regression,
 // the others are not, the same revision against itself finds nothing, and
 // benchstat on perfbot export finds the same change.
 func TestCompareReadsCriterion(t *testing.T) {
@@ -271,7 +266,7 @@ func TestCompareReadsCriterion(t *testing.T) {
 	data := t.TempDir()
 	db := filepath.Join(data, "perfbot.db")
 	cfg := filepath.Join(t.TempDir(), "criterion.yml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(criterionConfig, target)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(rustStarterFor(t, r.Dir, target, criterionTail)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rep, _, _ := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)
@@ -334,39 +329,23 @@ fn fold_1000(b: &mut Bencher) {
 }
 `
 
-// libtestConfig builds the benchmarks with cargo in the worktree's own
-// target directory (the crate has no dependencies) and copies the binary
-// into ${PERFBOT_OUT}; RUSTC_BOOTSTRAP=1 lets a stable rustc build
-// #[bench]. Each run prints one line per benchmark, libtest's median.
-// libtest runs each benchmark until its samples settle, or for about 3 to 5
-// seconds where a busy machine keeps them from settling: no warm-up run,
-// since libtest's first samples warm the benchmark up anyway. Six runs a
-// side find the doubled fold on a quiet machine; while CUDA builds shared
-// the two cores, fold's runs spread ±50% and six left it inconclusive
-// (p = 0.36), so compare adds runs up to 16 while a series is unsettled,
-// as it does for any user.
-const libtestConfig = `build:
-  - - sh
-    - -c
-    - |
-      set -e
-      exe=$(RUSTC_BOOTSTRAP=1 cargo bench --offline --no-run --bench checksums --message-format=json-render-diagnostics | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p')
-      cp "$exe" "${PERFBOT_OUT}/checksums"
-benchmarks:
-  - name: checksums
-    command: ["${PERFBOT_OUT}/checksums", --bench]
-    format: libtest
-count: 6
+// libtestTail: libtest runs each benchmark until its samples settle, or
+// for about 3 to 5 seconds where a busy machine keeps them from settling:
+// no warm-up run, since libtest's first samples warm the benchmark up
+// anyway. Six runs a side find the doubled fold on a quiet machine; while
+// CUDA builds shared the two cores, fold's runs spread ±50% and six left
+// it inconclusive (p = 0.36), so compare adds runs up to 16 while a series
+// is unsettled, as it does for any user.
+const libtestTail = `count: 6
 warmup: 0
 max_count: 16
-timeout: 1m
 thresholds:
   alpha: 0.01
   min_change_pct: 10
 `
 
-// A Rust crate's #[bench] functions, built with cargo bench --no-run and
-// compared through --config and format libtest: the checksum made to take
+// A Rust crate's #[bench] functions, built and compared through --config
+// with perfbot init's starter for the crate (format libtest): the checksum made to take
 // twice the steps is the regression, the other is not, the same revision
 // against itself finds nothing, and benchstat on perfbot export finds the
 // same change.
@@ -386,7 +365,7 @@ func TestCompareReadsLibtest(t *testing.T) {
 	data := t.TempDir()
 	db := filepath.Join(data, "perfbot.db")
 	cfg := filepath.Join(t.TempDir(), "libtest.yml")
-	if err := os.WriteFile(cfg, []byte(libtestConfig), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(rustStarterFor(t, r.Dir, filepath.Join(t.TempDir(), "target"), libtestTail)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rep, _, _ := compareJSON(t, "--repo", r.Dir, "--base", base, "--head", head, "--db", db, "--data-dir", data, "--config", cfg)

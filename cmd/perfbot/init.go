@@ -92,9 +92,9 @@ func starterConfig(dir string) (text, kind string) {
 		}
 	case exists(dir, "Cargo.toml"):
 		if fileContains(dir, "Cargo.toml", "criterion") {
-			return rustStarter("criterion"), "a Rust crate with criterion benchmarks"
+			return rustStarter("criterion", rustBenchTargets(dir)), "a Rust crate with criterion benchmarks"
 		}
-		return rustStarter("libtest"), "a Rust crate (cargo bench's own benchmarks)"
+		return rustStarter("libtest", rustBenchTargets(dir)), "a Rust crate (cargo bench's own benchmarks)"
 	case exists(dir, "CMakeLists.txt") && fileContains(dir, "CMakeLists.txt", "benchmark"):
 		return cmakeStarter(cmakeBenchTarget(dir)), "a CMake project with Google Benchmark"
 	}
@@ -224,16 +224,96 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func rustStarter(format string) string {
+// rustBenchTargets returns the crate's bench targets, at most three: the
+// names of Cargo.toml's [[bench]] sections, then benches/NAME.rs and
+// benches/NAME/main.rs, which cargo finds by itself.
+func rustBenchTargets(dir string) []string {
+	var names []string
+	ok := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	add := func(n string) {
+		if ok.MatchString(n) && len(names) < 3 && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "Cargo.toml")); err == nil {
+		name := regexp.MustCompile(`^name\s*=\s*"([^"]+)"`)
+		inBench := false
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "[") {
+				inBench = line == "[[bench]]"
+			} else if m := name.FindStringSubmatch(line); inBench && m != nil {
+				add(m[1])
+			}
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "benches")); err == nil {
+		for _, e := range entries {
+			if n, rs := strings.CutSuffix(e.Name(), ".rs"); rs && !e.IsDir() {
+				add(n)
+			} else if e.IsDir() && exists(filepath.Join(dir, "benches", e.Name()), "main.rs") {
+				add(e.Name())
+			}
+		}
+	}
+	return names
+}
+
+// rustStarter is docs/guarding.md's setup for a crate's bench targets:
+// cargo builds in one target directory shared by every revision, and each
+// bench binary is copied into ${PERFBOT_OUT} and run directly.
+func rustStarter(format string, targets []string) string {
 	var b strings.Builder
 	b.WriteString(starterHead)
-	b.WriteString("# Compile the benchmarks once per revision, then run them each time.\nbuild:\n  - [cargo, bench, --no-run]\nbenchmarks:\n  - name: bench\n    command: [cargo, bench]\n")
-	if format == "criterion" {
-		b.WriteString("    # criterion's own files under target/criterion (new/sample.json):\n    # every sample is a value; groups and parameters are name parts.\n    format: criterion\n    path: target/criterion\n")
-	} else {
-		b.WriteString("    # cargo bench's built-in lines (test NAME ... bench: N ns/iter).\n    format: libtest\n")
+	b.WriteString(`# cargo builds in one target directory shared by every revision, so the
+# dependencies compile once. cargo goes by modification times: touching the
+# sources makes it rebuild this revision's crate. The next revision's build
+# overwrites the bench binary, so it is copied into ${PERFBOT_OUT}.
+`)
+	if len(targets) == 0 {
+		b.WriteString("# No bench target found (benches/NAME.rs or [[bench]]): name yours.\n")
+		targets = []string{"my_bench"}
 	}
-	b.WriteString("    timeout: 30m\n")
+	cargo := "cargo"
+	if format == "libtest" {
+		b.WriteString("# #[bench] needs nightly; RUSTC_BOOTSTRAP=1 lets a stable rustc build it.\n")
+		cargo = "RUSTC_BOOTSTRAP=1 cargo"
+	}
+	b.WriteString(`build:
+  - - sh
+    - -c
+    - |
+      set -e
+      export CARGO_TARGET_DIR="$HOME/.cache/perfbot/cargo-target"
+      find . -path ./target -prune -o -name '*.rs' -exec touch {} +
+`)
+	for _, t := range targets {
+		fmt.Fprintf(&b, "      exe=$(%s bench --no-run --bench %s --message-format=json-render-diagnostics | sed -n 's/.*\"executable\":\"\\([^\"]*\\)\".*/\\1/p')\n", cargo, t)
+		fmt.Fprintf(&b, "      cp \"$exe\" \"${PERFBOT_OUT}/%s\"\n", t)
+	}
+	b.WriteString("# The builds share that directory: one at a time.\nbuild_parallel: 1\nbenchmarks:\n")
+	for i, t := range targets {
+		if format == "criterion" {
+			fmt.Fprintf(&b, "  - name: %s\n    command: [\"${PERFBOT_OUT}/%s\", --bench, --noplot]\n", goBinName(t), t)
+			if i == 0 {
+				b.WriteString("    # criterion's own files under target/criterion (new/sample.json):\n    # every sample is a value; groups and parameters are name parts.\n")
+			}
+			b.WriteString("    format: criterion\n    path: target/criterion\n")
+		} else {
+			fmt.Fprintf(&b, "  - name: %s\n    command: [\"${PERFBOT_OUT}/%s\", --bench]\n", goBinName(t), t)
+			if i == 0 {
+				b.WriteString("    # libtest's lines (test NAME ... bench: N ns/iter), one a benchmark.\n")
+			}
+			b.WriteString("    format: libtest\n")
+		}
+		b.WriteString("    timeout: 30m\n")
+	}
+	if format == "libtest" {
+		// libtest runs each benchmark until its samples settle, which
+		// warms it up: docs/guarding.md's setup has no warm-up run.
+		b.WriteString(strings.Replace(starterTail, "warmup: 1\n", "warmup: 0   # libtest warms each benchmark up itself\n", 1))
+		return b.String()
+	}
 	b.WriteString(starterTail)
 	return b.String()
 }

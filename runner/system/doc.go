@@ -18,7 +18,12 @@
 // comparison) and return a Usage: how many CPUs everything but this
 // process and its children used on average, how much the hypervisor
 // stole, how many pages were swapped in, and which other processes used
-// the most CPU.
+// the most CPU: by process, of those alive at Stop, and by command name,
+// from samples every UsageSampleInterval in between, which count the
+// processes that started and exited between samples through their
+// parents' waited-for children's time (a build's fifty short cc1
+// processes are "cc1", fifty of them), and how much of the busy CPU no
+// process accounts for.
 //
 // The package is Linux-only. It knows nothing of analysis or store: the
 // comparison turns its warnings into report caveats.

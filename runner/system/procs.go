@@ -174,3 +174,179 @@ func (f fsys) top(ps []Process, n int) []Process {
 	}
 	return ps
 }
+
+// A CommandUse is the CPU that the processes of one command name used
+// over an interval, those that started and exited within it included.
+type CommandUse struct {
+	// Comm is the command name (/proc/PID/stat's), or "NAME's children"
+	// for the time of children that NAME waited for and no sample saw.
+	Comm string `json:"comm"`
+	// Processes counts the processes of that name the samples saw (the
+	// ones no sample saw are not counted, though their time is).
+	Processes int `json:"processes"`
+	// PID is the busiest of them.
+	PID int `json:"pid"`
+	// CPUPct is their CPU time over the interval, in percent of one CPU.
+	CPUPct float64 `json:"cpu_pct"`
+}
+
+// procKey names one process: a pid may be reused, its start time with it
+// may not.
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+// A cmdTally is one command name's CPU so far.
+type cmdTally struct {
+	ticks   uint64
+	procs   map[procKey]uint64 // each process's ticks
+	busiest procKey
+}
+
+// A cpuTracker adds up, sample by sample, the CPU every process outside
+// skip used, by command name. A process's own time (utime+stime) counts
+// from one sample to the next. A process that exits between two samples
+// is seen at most up to the last; the rest of its time, and all of the
+// time of a process no sample saw, appears when its parent waits for it,
+// as the parent's cutime+cstime growing. That growth, less the time
+// already counted of the processes that vanished under it, is credited
+// to the command that used the most time among the parent's vanished
+// descendants, or to "PARENT's children" when no sample saw any.
+type cpuTracker struct {
+	// roots and their descendants are left out.
+	roots []int
+	prev  procSnapshot
+	cmds  map[string]*cmdTally
+	// reaped is each waiting parent's unexplained children's time, and
+	// under the vanished descendants' time by command, per parent.
+	reaped map[procKey]int64
+	under  map[procKey]map[string]uint64
+	comms  map[procKey]string
+}
+
+func newCPUTracker(first procSnapshot, roots ...int) *cpuTracker {
+	return &cpuTracker{
+		roots:  roots,
+		prev:   first,
+		cmds:   map[string]*cmdTally{},
+		reaped: map[procKey]int64{},
+		under:  map[procKey]map[string]uint64{},
+		comms:  map[procKey]string{},
+	}
+}
+
+func (c *cpuTracker) add(comm string, k procKey, ticks uint64) {
+	t := c.cmds[comm]
+	if t == nil {
+		t = &cmdTally{procs: map[procKey]uint64{}}
+		c.cmds[comm] = t
+	}
+	t.ticks += ticks
+	t.procs[k] += ticks
+	if t.busiest == (procKey{}) || t.procs[k] > t.procs[t.busiest] {
+		t.busiest = k
+	}
+}
+
+// step takes the next snapshot into account.
+func (c *cpuTracker) step(cur procSnapshot) {
+	prev := c.prev
+	skip := inTree(c.roots, prev, cur)
+	same := func(pid int) (procStat, procStat, bool) {
+		p, okP := prev.procs[pid]
+		q, okQ := cur.procs[pid]
+		return p, q, okP && okQ && p.start == q.start
+	}
+	for pid, q := range cur.procs {
+		if skip(pid) {
+			continue
+		}
+		k := procKey{pid, q.start}
+		used := q.ticks
+		if p, _, ok := same(pid); ok {
+			used = q.ticks - min(p.ticks, q.ticks)
+			if d := int64(q.childTicks) - int64(p.childTicks); d > 0 {
+				c.reaped[k] += d
+				c.comms[k] = q.comm
+			}
+		} else if prev.uptime > 0 && q.start+1 < prev.uptime {
+			continue // alive at prev, but prev missed it
+		}
+		if used > 0 {
+			c.add(q.comm, k, used)
+		}
+	}
+	// The processes that vanished: their time up to prev is counted, or
+	// was before the first snapshot; what their waiting ancestor's
+	// children's time grew by beyond it is not.
+	for pid, p := range prev.procs {
+		if _, _, ok := same(pid); ok || skip(pid) {
+			continue
+		}
+		anc := p.ppid
+		for range 4096 {
+			if _, _, ok := same(anc); ok || anc <= 1 {
+				break
+			}
+			pp, ok := prev.procs[anc]
+			if !ok {
+				anc = 0
+				break
+			}
+			anc = pp.ppid
+		}
+		if _, q, ok := same(anc); ok {
+			k := procKey{anc, q.start}
+			c.reaped[k] -= int64(p.ticks + p.childTicks)
+			if c.under[k] == nil {
+				c.under[k] = map[string]uint64{}
+			}
+			// Weighed by its time, plus one: a process seen with none
+			// still names its command.
+			c.under[k][p.comm] += p.ticks + 1
+		}
+	}
+	c.prev = cur
+}
+
+// use returns the CPU by command over wall, the busiest first, and
+// their total, in percent of one CPU.
+func (c *cpuTracker) use(wall time.Duration) (cmds []CommandUse, total float64) {
+	if wall <= 0 {
+		return nil, 0
+	}
+	ticks := map[string]uint64{}
+	pids := map[string]int{}
+	procs := map[string]int{}
+	for comm, t := range c.cmds {
+		ticks[comm], pids[comm], procs[comm] = t.ticks, t.busiest.pid, len(t.procs)
+	}
+	for k, n := range c.reaped {
+		if n <= 0 {
+			continue
+		}
+		comm, most := c.comms[k]+"'s children", uint64(0)
+		for name, w := range c.under[k] {
+			if w > most || w == most && name < comm {
+				comm, most = name, w
+			}
+		}
+		if _, ok := pids[comm]; !ok {
+			pids[comm] = k.pid
+		}
+		ticks[comm] += uint64(n)
+	}
+	for comm, n := range ticks {
+		if n == 0 {
+			continue
+		}
+		pct := float64(n) / clockTicks / wall.Seconds() * 100
+		total += pct
+		cmds = append(cmds, CommandUse{Comm: comm, Processes: procs[comm], PID: pids[comm], CPUPct: pct})
+	}
+	slices.SortFunc(cmds, func(x, y CommandUse) int {
+		return cmp.Or(cmp.Compare(y.CPUPct, x.CPUPct), cmp.Compare(x.Comm, y.Comm))
+	})
+	return cmds, total
+}

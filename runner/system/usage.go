@@ -3,8 +3,10 @@ package system
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -34,18 +36,45 @@ type Usage struct {
 	// SwapIns counts the pages swapped in (/proc/vmstat pswpin).
 	SwapIns uint64 `json:"swap_ins"`
 	// Top are the other processes that used the most CPU in the
-	// interval (at most 5, the busiest first), in percent of one CPU.
+	// interval (at most 5, the busiest first), in percent of one CPU,
+	// of those alive at its end.
 	Top []Process `json:"top"`
+	// Commands are the other processes' CPU by command name (those at 1%
+	// of one CPU or more, at most 20, the busiest first), in percent of one CPU, sampled every
+	// UsageSampleInterval: processes that started and exited between
+	// samples count too, through their parents' waited-for children's
+	// time (see CommandUse).
+	Commands []CommandUse `json:"commands"`
+	// UnattributedPct is the part of OtherCPUs, in percent of one CPU,
+	// that no process accounts for: interrupts, the kernel's own
+	// threads' rounding, and processes whose parent exited before
+	// waiting for them.
+	UnattributedPct float64 `json:"unattributed_pct"`
 	// Unavailable says why the fields are zero, when the second
 	// snapshot could not be taken.
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
-// A UsageMeter holds the first snapshot of a Usage; Stop takes the second.
+// maxCommands is how many commands a Usage names at most.
+const maxCommands = 20
+
+// UsageSampleInterval is how often a UsageMeter reads every process's
+// CPU time between its first snapshot and Stop. A read of a few hundred
+// processes takes a millisecond or two of CPU.
+var UsageSampleInterval = 250 * time.Millisecond
+
+// A UsageMeter holds the first snapshot of a Usage and samples every
+// process's CPU time until Stop (or Close), which takes the last.
 type UsageMeter struct {
 	fs  fsys
 	pid int
 	at  usageSnapshot
+
+	mu    sync.Mutex
+	procs *cpuTracker
+	done  chan struct{}
+	ended sync.WaitGroup
+	close sync.Once
 }
 
 // A usageSnapshot is the counters at one moment.
@@ -76,14 +105,49 @@ func startUsage(f fsys) (*UsageMeter, error) {
 	if m.at, err = m.snapshot(true); err != nil {
 		return nil, fmt.Errorf("start usage meter: %w", err)
 	}
+	m.procs = newCPUTracker(m.at.procs, m.pid)
+	m.done = make(chan struct{})
+	m.ended.Add(1)
+	go m.sample(UsageSampleInterval)
 	return m, nil
+}
+
+// sample feeds the tracker a snapshot every interval until Close.
+func (m *UsageMeter) sample(interval time.Duration) {
+	defer m.ended.Done()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-tick.C:
+		}
+		s, err := m.fs.snapshot()
+		if err != nil {
+			continue
+		}
+		m.mu.Lock()
+		m.procs.step(s)
+		m.mu.Unlock()
+	}
+}
+
+// Close stops the sampling; Stop calls it. A meter that is not stopped
+// must be closed.
+func (m *UsageMeter) Close() {
+	m.close.Do(func() {
+		close(m.done)
+		m.ended.Wait()
+	})
 }
 
 // Stop takes the second snapshot and returns the Usage between the two.
 // It may be called more than once; each call measures from StartUsage.
 func (m *UsageMeter) Stop() Usage {
+	m.Close()
 	now, err := m.snapshot(false)
-	u := Usage{Wall: now.when.Sub(m.at.when), Top: []Process{}}
+	u := Usage{Wall: now.when.Sub(m.at.when), Top: []Process{}, Commands: []CommandUse{}}
 	if err != nil {
 		u.Unavailable = err.Error()
 		return u
@@ -106,6 +170,16 @@ func (m *UsageMeter) Stop() Usage {
 	}
 	both := inTree([]int{m.pid}, m.at.procs, now.procs)
 	u.Top = m.fs.top(cpuUse(m.at.procs, now.procs, u.Wall, both), topProcesses)
+	m.mu.Lock()
+	m.procs.step(now.procs)
+	cmds, named := m.procs.use(u.Wall)
+	m.mu.Unlock()
+	n := slices.IndexFunc(cmds, func(c CommandUse) bool { return c.CPUPct < 1 })
+	if n < 0 {
+		n = len(cmds)
+	}
+	u.Commands = cmds[:min(n, maxCommands)]
+	u.UnattributedPct = max(u.OtherCPUs*100-named, 0)
 	return u
 }
 
