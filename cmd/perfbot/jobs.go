@@ -334,10 +334,16 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[queue.NotifyArgs
 			if err := w.pub.SetCheck(ctx, a.Repo, a.CheckSHA, runner.Check{Status: runner.CheckQueued, Title: a.CheckTitle}); err != nil {
 				return err
 			}
-			// A newer push, or the pull request closing, may have dropped
-			// the comparison while "queued" was being posted, and the note
-			// that ends the check may have run first: end it now. (A note
-			// inserted after this look posts after "queued" did.)
+		}
+		// A newer push, or the pull request closing, may have dropped the
+		// comparison while "queued" was being posted, and the note that
+		// ends the check may have run first: end it now. (A note inserted
+		// after this look posts after "queued" did.) On a later attempt
+		// too, waiting or not: an earlier one may have posted "queued" and
+		// then been killed (serve killed, or GitHub answered an error
+		// after taking it) before this look; the chaos soak left two
+		// checks "Queued" so.
+		if waiting || job.Attempt > 1 {
 			if err := w.endIfDropped(ctx, a.Repo, a.PR, a.CheckSHA); err != nil {
 				return err
 			}
