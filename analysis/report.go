@@ -655,3 +655,18 @@ func (r *Report) IsHeadline() func(Row) bool {
 	}
 	return func(row Row) bool { return row.Primary }
 }
+
+// EnvKeys returns the keys of both sides' environments, sorted.
+func (r *Report) EnvKeys() []string {
+	var keys []string
+	for k := range r.BaseEnv {
+		keys = append(keys, k)
+	}
+	for k := range r.HeadEnv {
+		if _, ok := r.BaseEnv[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

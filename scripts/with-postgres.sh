@@ -10,9 +10,12 @@
 #
 #   scripts/with-postgres.sh go test ./store/...
 #
-# Server binaries: the newest /usr/lib/postgresql/*/bin, else
-# pg_config --bindir, else initdb on PATH. PostgreSQL refuses to run as
-# root, so as root the cluster runs as the postgres user.
+# Server binaries: PERFBOT_PG_BINDIR when set (a relocatable build, as
+# bench/gpu-bot-flow.sh carries to the GPU host), else the newest
+# /usr/lib/postgresql/*/bin, else pg_config --bindir, else initdb on PATH.
+# Without createdb there, CMD gets the cluster's own database, postgres.
+# PostgreSQL refuses to run as root, so as root the cluster runs as the
+# postgres user.
 set -euo pipefail
 
 if [ $# -eq 0 ]; then
@@ -29,7 +32,12 @@ die() {
 }
 
 bindir=""
-for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5,5 -V -r); do
+if [ -n "${PERFBOT_PG_BINDIR:-}" ]; then
+	[ -x "$PERFBOT_PG_BINDIR/initdb" ] && [ -x "$PERFBOT_PG_BINDIR/pg_ctl" ] ||
+		die "PERFBOT_PG_BINDIR=$PERFBOT_PG_BINDIR has no initdb and pg_ctl: point it at a PostgreSQL server's bin directory"
+	bindir=$PERFBOT_PG_BINDIR
+fi
+[ -n "$bindir" ] || for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5,5 -V -r); do
 	if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then
 		bindir=$d
 		break
@@ -106,12 +114,16 @@ if ! as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
 fi
 started=1
 
-if ! as_owner "$bindir/createdb" -h "$dir" -U postgres perfbot_test >>"$dir/pg_ctl.log" 2>&1; then
-	show_logs
-	die "createdb perfbot_test failed"
+database=postgres
+if [ -x "$bindir/createdb" ]; then
+	if ! as_owner "$bindir/createdb" -h "$dir" -U postgres perfbot_test >>"$dir/pg_ctl.log" 2>&1; then
+		show_logs
+		die "createdb perfbot_test failed"
+	fi
+	database=perfbot_test
 fi
 
-export PERFBOT_TEST_DATABASE_URL="postgres:///perfbot_test?host=$dir&user=postgres&sslmode=disable"
+export PERFBOT_TEST_DATABASE_URL="postgres:///$database?host=$dir&user=postgres&sslmode=disable"
 set +e
 "$@"
 rc=$?

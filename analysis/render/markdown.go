@@ -101,7 +101,7 @@ func RenderMarkdown(w io.Writer, r *analysis.Report, ctx RenderContext) error {
 		b.WriteString("\n</details>\n")
 	}
 
-	if keys := envKeys(r); len(keys) > 0 {
+	if keys := r.EnvKeys(); len(keys) > 0 {
 		summary := "Environment"
 		if len(r.EnvDiffers) > 0 {
 			summary += fmt.Sprintf(" (%s %s)", fmtx.Plural(len(r.EnvDiffers), "key"), differs(len(r.EnvDiffers)))

@@ -616,21 +616,6 @@ func otherUnits(r *analysis.Report) []string {
 	return units
 }
 
-// envKeys returns the keys of both environments, sorted.
-func envKeys(r *analysis.Report) []string {
-	var keys []string
-	for k := range r.BaseEnv {
-		keys = append(keys, k)
-	}
-	for k := range r.HeadEnv {
-		if _, ok := r.BaseEnv[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // failureTail returns the last lines of a failure's detail, at most
 // maxLines lines and maxBytes bytes: the end of stderr says why.
 func failureTail(detail string, maxLines, maxBytes int) string {

@@ -131,7 +131,7 @@ func renderText(w io.Writer, r *analysis.Report, brief bool) error {
 		}
 	}
 	textFailures(&b, r)
-	if keys := envKeys(r); len(keys) > 0 {
+	if keys := r.EnvKeys(); len(keys) > 0 {
 		b.WriteString("\nEnvironment\n")
 		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
 		fmt.Fprint(tw, "  key\tbase\thead\t\n")
@@ -188,7 +188,7 @@ func briefOmits(r *analysis.Report) string {
 	if len(r.Simulations) > 0 {
 		parts = append(parts, "callgrind runs")
 	}
-	if len(envKeys(r)) > 0 {
+	if len(r.EnvKeys()) > 0 {
 		parts = append(parts, "the environment")
 	}
 	if len(parts) == 0 {

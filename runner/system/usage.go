@@ -59,8 +59,9 @@ type Usage struct {
 const maxCommands = 20
 
 // UsageSampleInterval is how often a UsageMeter reads every process's
-// CPU time between its first snapshot and Stop. A read of a few hundred
-// processes takes a millisecond or two of CPU.
+// CPU time between its first snapshot and Stop. A read takes about 14 µs
+// of CPU a process (0.96 ms for 69 processes on the 2-core machine): a few
+// hundred processes cost 1–2% of one CPU at this interval.
 var UsageSampleInterval = 250 * time.Millisecond
 
 // A UsageMeter holds the first snapshot of a Usage and samples every
